@@ -1,0 +1,1 @@
+"""Algorithm providers: importing :mod:`algorithmprovider.defaults` registers the 1.9 built-ins."""

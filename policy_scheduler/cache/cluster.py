@@ -1,0 +1,186 @@
+"""ClusterState: the scheduler cache (NodeInfo per node, assigned + assumed pods) and the listers.
+
+The daemon feeds it from watches, the offline commands from manifests; both schedule through the same
+engine over it. Lister methods keep upstream 1.9's selection rules and error texts.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from ..model.labels import SelectorError
+from ..model.node import Node
+from ..model.pod import Pod
+from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
+from ..model.workloads import LabelSelectedController, ReplicationController, Service
+from .node_info import NodeInfo
+
+
+class ListerError(LookupError):
+    """A lister lookup failed (not found, or upstream's lister error)."""
+
+
+class ClusterState:
+    def __init__(self) -> None:
+        self.node_infos: dict[str, NodeInfo] = {}
+        self.pods: dict[str, Pod] = {}
+        self.services: dict[str, list[Service]] = defaultdict(list)
+        self.replication_controllers: dict[str, list[ReplicationController]] = defaultdict(list)
+        self.replica_sets: dict[str, list[LabelSelectedController]] = defaultdict(list)
+        self.stateful_sets: dict[str, list[LabelSelectedController]] = defaultdict(list)
+        self.persistent_volumes: dict[str, PersistentVolume] = {}
+        self.persistent_volume_claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
+        self.storage_classes: dict[str, StorageClass] = {}
+        self._nodes: dict[str, Node] = {}
+        self._node_list: list[Node] | None = None
+
+    # -- nodes -----------------------------------------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        self._nodes[node.name] = node
+        info = self.node_infos.get(node.name)
+        if info is None:
+            self.node_infos[node.name] = NodeInfo(node)
+        else:
+            info.set_node(node)
+        self._node_list = None
+
+    update_node = add_node
+
+    def remove_node(self, name: str) -> None:
+        self._nodes.pop(name, None)
+        info = self.node_infos.get(name)
+        if info is not None:
+            info.node = None
+            if not info.pods:
+                del self.node_infos[name]
+        self._node_list = None
+
+    def node_list(self) -> list[Node]:
+        """``NodeLister.List()``: every node, in name order (upstream's order is unspecified)."""
+        if self._node_list is None:
+            self._node_list = [self._nodes[n] for n in sorted(self._nodes)]
+        return self._node_list
+
+    def get_node(self, name: str) -> Node:
+        node = self._nodes.get(name)
+        if node is None:
+            raise ListerError(f'node "{name}" not found')
+        return node
+
+    # -- pods ------------------------------------------------------------------------------------
+    def add_pod(self, pod: Pod) -> None:
+        """Account a pod bound (or assumed) to ``pod.node_name``."""
+        if not pod.node_name:
+            raise ValueError(f"pod {pod.ref} has no node name")
+        if pod.key in self.pods:
+            raise ValueError(f"pod {pod.ref} is already in the cache")
+        self.pods[pod.key] = pod
+        info = self.node_infos.get(pod.node_name)
+        if info is None:
+            info = self.node_infos[pod.node_name] = NodeInfo()
+        info.add_pod(pod)
+
+    def remove_pod(self, pod: Pod) -> None:
+        cached = self.pods.pop(pod.key)
+        info = self.node_infos[cached.node_name]
+        info.remove_pod(cached)
+        if info.node is None and not info.pods:
+            del self.node_infos[cached.node_name]
+
+    def assume(self, pod: Pod, node_name: str) -> Pod:
+        """Assume ``pod`` onto ``node_name``; returns the bound copy that is now cached."""
+        bound = pod.with_node_name(node_name)
+        self.add_pod(bound)
+        return bound
+
+    def list_pods(self) -> Iterable[Pod]:
+        """All assigned and assumed pods, in the order they entered the cache."""
+        return self.pods.values()
+
+    # -- workload listers ------------------------------------------------------------------------
+    def add_service(self, svc: Service) -> None:
+        self.services[svc.namespace].append(svc)
+
+    def add_replication_controller(self, rc: ReplicationController) -> None:
+        self.replication_controllers[rc.namespace].append(rc)
+
+    def add_replica_set(self, rs: LabelSelectedController) -> None:
+        self.replica_sets[rs.namespace].append(rs)
+
+    def add_stateful_set(self, ss: LabelSelectedController) -> None:
+        self.stateful_sets[ss.namespace].append(ss)
+
+    def get_pod_services(self, pod: Pod) -> list[Service]:
+        """Services in the pod's namespace with a non-nil selector matching the pod's labels."""
+        out = []
+        for svc in self.services.get(pod.namespace, ()):
+            if svc.selector is None:
+                continue
+            if all(pod.labels.get(k) == v for k, v in svc.selector.items()):
+                out.append(svc)
+        return out
+
+    def get_pod_controllers(self, pod: Pod) -> list[ReplicationController]:
+        if not pod.labels:
+            raise ListerError(f"no controllers found for pod {pod.name} because it has no labels")
+        out = []
+        for rc in self.replication_controllers.get(pod.namespace, ()):
+            if not rc.selector:
+                continue
+            if all(pod.labels.get(k) == v for k, v in rc.selector.items()):
+                out.append(rc)
+        if not out:
+            raise ListerError(f"could not find controller for pod {pod.name} in namespace {pod.namespace} with labels: {pod.labels}")
+        return out
+
+    def _label_selected(self, pod: Pod, items: dict[str, list[LabelSelectedController]], what: str) -> list:
+        if not pod.labels:
+            raise ListerError(f"no {what} found for pod {pod.name} because it has no labels")
+        out = []
+        for c in items.get(pod.namespace, ()):
+            try:
+                selector = c.selector.get()
+            except SelectorError as e:
+                raise ListerError(f"invalid selector: {e}") from None
+            if selector.empty or not selector.matches(pod.labels):
+                continue
+            out.append(c)
+        if not out:
+            raise ListerError(f"could not find {what} for pod {pod.name} in namespace {pod.namespace} with labels: {pod.labels}")
+        return out
+
+    def get_pod_replica_sets(self, pod: Pod) -> list[LabelSelectedController]:
+        return self._label_selected(pod, self.replica_sets, "ReplicaSet")
+
+    def get_pod_stateful_sets(self, pod: Pod) -> list[LabelSelectedController]:
+        return self._label_selected(pod, self.stateful_sets, "StatefulSet")
+
+    # -- volume listers ------------------------------------------------------------------------
+    def add_persistent_volume(self, pv: PersistentVolume) -> None:
+        self.persistent_volumes[pv.name] = pv
+
+    def add_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> None:
+        self.persistent_volume_claims[(pvc.namespace, pvc.name)] = pvc
+
+    def add_storage_class(self, sc: StorageClass) -> None:
+        self.storage_classes[sc.name] = sc
+
+    def get_pv(self, name: str) -> PersistentVolume:
+        pv = self.persistent_volumes.get(name)
+        if pv is None:
+            raise ListerError(f'persistentvolume "{name}" not found')
+        return pv
+
+    def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim:
+        pvc = self.persistent_volume_claims.get((namespace, name))
+        if pvc is None:
+            raise ListerError(f'persistentvolumeclaim "{name}" not found')
+        return pvc
+
+    def get_storage_class(self, name: str) -> StorageClass:
+        sc = self.storage_classes.get(name)
+        if sc is None:
+            raise ListerError(f'storageclass.storage.k8s.io "{name}" not found')
+        return sc
+
