@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .api.types import MAX_INT, MAX_PRIORITY, MAX_TOTAL_PRIORITY, MAX_WEIGHT
 from .features import DEFAULT_FEATURE_GATES, FeatureGates
 
 if TYPE_CHECKING:
@@ -25,10 +26,6 @@ if TYPE_CHECKING:
     from .model.node import Node
     from .model.pod import Pod
 
-MAX_PRIORITY = 10
-MAX_INT = 2**63 - 1
-MAX_TOTAL_PRIORITY = MAX_INT
-MAX_WEIGHT = MAX_INT // MAX_PRIORITY
 
 
 class InsufficientResource(str):

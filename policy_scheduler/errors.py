@@ -55,7 +55,15 @@ class SchedulingError(Exception):
 
 
 class PredicateError(SchedulingError):
-    """A fit predicate could not decide (upstream: the predicate returned a non-nil error)."""
+    """A fit predicate could not decide (upstream: the predicate returned a non-nil error).
+
+    Some upstream predicates return failure reasons together with the error (MatchInterPodAffinity's
+    empty topologyKey); ``reasons`` keeps them. The error still aborts the scheduling attempt.
+    """
+
+    def __init__(self, message: str, reasons: list[str] | tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.reasons = list(reasons)
 
 
 class PriorityError(SchedulingError):

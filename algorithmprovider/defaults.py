@@ -1,0 +1,158 @@
+"""Registers every 1.9 predicate and priority and the two providers (upstream
+``algorithmprovider/defaults/defaults.go``).
+
+Importing this module fills :data:`policy_scheduler.registry.REGISTRY` once; :func:`register_defaults`
+fills any other registry the same way (tests build fresh ones).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from policy_scheduler.features import FeatureGates
+from policy_scheduler.predicates import (
+    PredicateMetadataFactory,
+    check_node_condition,
+    check_node_disk_pressure,
+    check_node_memory_pressure,
+    general_predicates,
+    new_max_pd_volume_count_predicate,
+    new_pod_affinity_predicate,
+    new_volume_binding_predicate,
+    new_volume_zone_predicate,
+    no_disk_conflict,
+    pod_fits_host,
+    pod_fits_host_ports,
+    pod_fits_resources,
+    pod_match_node_selector,
+    pod_tolerates_node_taints,
+)
+from policy_scheduler.priorities import (
+    PriorityMetadataFactory,
+    balanced_resource_allocation_map,
+    calculate_node_affinity_priority_map,
+    calculate_node_affinity_priority_reduce,
+    calculate_node_prefer_avoid_pods_priority_map,
+    compute_taint_toleration_priority_map,
+    compute_taint_toleration_priority_reduce,
+    equal_priority_map,
+    image_locality_priority_map,
+    least_requested_priority_map,
+    most_requested_priority_map,
+    new_inter_pod_affinity_priority,
+    new_selector_spread_priority,
+    resource_limits_priority_map,
+)
+from policy_scheduler.registry import REGISTRY, Registry
+from policy_scheduler.algorithm import PriorityConfigFactory
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PROVIDER = "DefaultProvider"
+CLUSTER_AUTOSCALER_PROVIDER = "ClusterAutoscalerProvider"
+
+
+def _default_predicates(reg: Registry) -> set[str]:
+    return {
+        reg.register_fit_predicate_factory("NoVolumeZoneConflict", new_volume_zone_predicate),
+        reg.register_fit_predicate_factory(
+            "MaxEBSVolumeCount", lambda args: new_max_pd_volume_count_predicate("EBS", args)
+        ),
+        reg.register_fit_predicate_factory(
+            "MaxGCEPDVolumeCount", lambda args: new_max_pd_volume_count_predicate("GCE", args)
+        ),
+        reg.register_fit_predicate_factory(
+            "MaxAzureDiskVolumeCount", lambda args: new_max_pd_volume_count_predicate("AzureDisk", args)
+        ),
+        reg.register_fit_predicate_factory("MatchInterPodAffinity", new_pod_affinity_predicate),
+        reg.register_fit_predicate("NoDiskConflict", no_disk_conflict),
+        reg.register_fit_predicate("GeneralPredicates", general_predicates),
+        reg.register_fit_predicate("CheckNodeMemoryPressure", check_node_memory_pressure),
+        reg.register_fit_predicate("CheckNodeDiskPressure", check_node_disk_pressure),
+        reg.register_mandatory_fit_predicate("CheckNodeCondition", check_node_condition),
+        reg.register_fit_predicate("PodToleratesNodeTaints", pod_tolerates_node_taints),
+        reg.register_fit_predicate_factory("CheckVolumeBinding", new_volume_binding_predicate),
+    }
+
+
+def _default_priorities(reg: Registry) -> set[str]:
+    return {
+        reg.register_priority_config_factory(
+            "SelectorSpreadPriority",
+            PriorityConfigFactory(1, map_reduce=lambda args: new_selector_spread_priority(args)),
+        ),
+        reg.register_priority_config_factory(
+            "InterPodAffinityPriority",
+            PriorityConfigFactory(1, function=new_inter_pod_affinity_priority),
+        ),
+        reg.register_priority_function2("LeastRequestedPriority", least_requested_priority_map, None, 1),
+        reg.register_priority_function2("BalancedResourceAllocation", balanced_resource_allocation_map, None, 1),
+        reg.register_priority_function2(
+            "NodePreferAvoidPodsPriority", calculate_node_prefer_avoid_pods_priority_map, None, 10000
+        ),
+        reg.register_priority_function2(
+            "NodeAffinityPriority", calculate_node_affinity_priority_map, calculate_node_affinity_priority_reduce, 1
+        ),
+        reg.register_priority_function2(
+            "TaintTolerationPriority", compute_taint_toleration_priority_map, compute_taint_toleration_priority_reduce, 1
+        ),
+    }
+
+
+def _copy_and_replace(keys: set[str], replace: str, with_: str) -> set[str]:
+    result = set(keys)
+    if replace in result:
+        result.discard(replace)
+        result.add(with_)
+    return result
+
+
+def register_defaults(reg: Registry) -> None:
+    """Everything ``defaults.go``'s ``init`` registers, in the same order."""
+    reg.register_predicate_metadata_producer_factory(
+        lambda args, r: PredicateMetadataFactory(args.cluster, r.predicate_metadata_producers).get_metadata
+    )
+    reg.register_priority_metadata_producer_factory(lambda args: PriorityMetadataFactory(args.cluster).get_metadata)
+
+    predicates = _default_predicates(reg)
+    priorities = _default_priorities(reg)
+    reg.register_algorithm_provider(DEFAULT_PROVIDER, predicates, priorities)
+    reg.register_algorithm_provider(
+        CLUSTER_AUTOSCALER_PROVIDER,
+        predicates,  # the same set object, as upstream
+        _copy_and_replace(priorities, "LeastRequestedPriority", "MostRequestedPriority"),
+    )
+
+    # 1.0 compatibility alias, and the members of GeneralPredicates under their own names.
+    reg.register_fit_predicate("PodFitsPorts", pod_fits_host_ports)
+    reg.register_fit_predicate("PodFitsHostPorts", pod_fits_host_ports)
+    reg.register_fit_predicate("PodFitsResources", pod_fits_resources)
+    reg.register_fit_predicate("HostName", pod_fits_host)
+    reg.register_fit_predicate("MatchNodeSelector", pod_match_node_selector)
+
+    reg.register_priority_config_factory(
+        "ServiceSpreadingPriority",
+        PriorityConfigFactory(1, map_reduce=lambda args: new_selector_spread_priority(args, services_only=True)),
+    )
+    reg.register_priority_function2("EqualPriority", equal_priority_map, None, 1)
+    reg.register_priority_function2("ImageLocalityPriority", image_locality_priority_map, None, 1)
+    reg.register_priority_function2("MostRequestedPriority", most_requested_priority_map, None, 1)
+
+
+def apply_feature_gates(reg: Registry, gates: FeatureGates) -> None:
+    """``ApplyFeatureGates``, run on a scheduler's registry after the flags are parsed.
+
+    ``ResourceLimitsPriority`` is registered here when its gate is on (1.10 behaviour: in 1.9 the
+    gate was read before flag parsing, so the priority could never be enabled).
+    """
+    if gates.enabled("TaintNodesByCondition"):
+        reg.remove_fit_predicate("CheckNodeCondition")
+        reg.remove_predicate_key_from_algorithm_provider_map("CheckNodeCondition")
+        reg.register_mandatory_fit_predicate("PodToleratesNodeTaints", pod_tolerates_node_taints)
+        reg.insert_predicate_key_to_algorithm_provider_map("PodToleratesNodeTaints")
+        log.warning("TaintNodesByCondition is enabled, PodToleratesNodeTaints predicate is mandatory")
+    if gates.enabled("ResourceLimitsPriorityFunction"):
+        reg.register_priority_function2("ResourceLimitsPriority", resource_limits_priority_map, None, 1)
+
+
+register_defaults(REGISTRY)

@@ -1,0 +1,344 @@
+"""The algorithm registry (upstream ``factory/plugins.go``).
+
+Maps of fit-predicate factories (plus the mandatory predicate names), priority-config factories,
+algorithm providers (named key sets) and the two metadata producers. :data:`REGISTRY` is the process
+registry that :mod:`algorithmprovider.defaults` fills on import and that third-party plugins extend; the
+module-level functions (``register_fit_predicate`` …) act on it.
+
+Building a scheduler from a Policy registers the Policy's custom predicates and priorities, which in
+upstream mutates the global maps (changing, for instance, a built-in priority's default weight for the
+rest of the process). :func:`policy_scheduler.factory.create_from_policy` does that on a
+:meth:`Registry.copy`, so several schedulers built in one process do not leak into each other.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+from .algorithm import (
+    MAX_PRIORITY,
+    MAX_TOTAL_PRIORITY,
+    FitPredicate,
+    FitPredicateFactory,
+    PluginFactoryArgs,
+    PriorityConfig,
+    PriorityConfigFactory,
+    PriorityFunction,
+    PriorityMapFunction,
+    PriorityReduceFunction,
+)
+from .api.names import validate_algorithm_name
+from .errors import ConfigurationError, UserError
+
+if TYPE_CHECKING:
+    from .api.types import PredicatePolicy, PriorityPolicy
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PROVIDER = "DefaultProvider"
+
+PredicateMetadataProducerFactory = Callable[[PluginFactoryArgs, "Registry"], Callable]
+PriorityMetadataProducerFactory = Callable[[PluginFactoryArgs], Callable]
+
+
+class RegistryError(UserError):
+    """A lookup or build error (upstream returns these as ordinary errors)."""
+
+
+@dataclass(slots=True)
+class AlgorithmProviderConfig:
+    fit_predicate_keys: set[str]
+    priority_function_keys: set[str]
+
+
+class Registry:
+    """One set of registries. All mutations take a single lock, as upstream's do."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.fit_predicates: dict[str, FitPredicateFactory] = {}
+        self.mandatory_fit_predicates: set[str] = set()
+        self.priorities: dict[str, PriorityConfigFactory] = {}
+        self.providers: dict[str, AlgorithmProviderConfig] = {}
+        self.predicate_metadata_producer: PredicateMetadataProducerFactory | None = None
+        self.priority_metadata_producer: PriorityMetadataProducerFactory | None = None
+        # ServiceAffinity precompute functions, by policy name; every entry runs for every pod.
+        self.predicate_metadata_producers: dict[str, Callable[[Any], None]] = {}
+
+    def copy(self) -> Registry:
+        """An independent registry with the same entries (provider key sets are copied too)."""
+        with self._lock:
+            other = Registry()
+            other.fit_predicates = dict(self.fit_predicates)
+            other.mandatory_fit_predicates = set(self.mandatory_fit_predicates)
+            other.priorities = {k: PriorityConfigFactory(v.weight, v.function, v.map_reduce) for k, v in self.priorities.items()}
+            # DefaultProvider and ClusterAutoscalerProvider share one predicate set object upstream.
+            copies: dict[int, set[str]] = {}
+            for name, p in self.providers.items():
+                preds = copies.setdefault(id(p.fit_predicate_keys), set(p.fit_predicate_keys))
+                prios = copies.setdefault(id(p.priority_function_keys), set(p.priority_function_keys))
+                other.providers[name] = AlgorithmProviderConfig(preds, prios)
+            other.predicate_metadata_producer = self.predicate_metadata_producer
+            other.priority_metadata_producer = self.priority_metadata_producer
+            other.predicate_metadata_producers = dict(self.predicate_metadata_producers)
+            return other
+
+    # -- fit predicates ---------------------------------------------------------------------------
+    def register_fit_predicate(self, name: str, predicate: FitPredicate) -> str:
+        return self.register_fit_predicate_factory(name, lambda args: predicate)
+
+    def register_fit_predicate_factory(self, name: str, factory: FitPredicateFactory) -> str:
+        with self._lock:
+            validate_algorithm_name(name)
+            self.fit_predicates[name] = factory
+            return name
+
+    def register_mandatory_fit_predicate(self, name: str, predicate: FitPredicate) -> str:
+        with self._lock:
+            validate_algorithm_name(name)
+            self.fit_predicates[name] = lambda args: predicate
+            self.mandatory_fit_predicates.add(name)
+            return name
+
+    def remove_fit_predicate(self, name: str) -> None:
+        with self._lock:
+            validate_algorithm_name(name)
+            self.fit_predicates.pop(name, None)
+            self.mandatory_fit_predicates.discard(name)
+
+    def register_custom_fit_predicate(self, policy: PredicatePolicy) -> str:
+        """A Policy predicate entry: build one from its argument, or reuse a registered name."""
+        from .predicates import new_node_label_predicate, new_service_affinity_predicate
+
+        name = policy.name
+        arg = policy.argument
+        if arg is not None:
+            num_args = (arg.service_affinity is not None) + (arg.labels_presence is not None)
+            if num_args != 1:
+                raise ConfigurationError(f"Exactly 1 predicate argument is required, numArgs: {num_args}, Predicate: {name}")
+            if arg.service_affinity is not None:
+                labels = list(arg.service_affinity.labels)
+
+                def service_affinity_factory(args: PluginFactoryArgs) -> FitPredicate:
+                    predicate, precompute = new_service_affinity_predicate(args, labels)
+                    with self._lock:
+                        self.predicate_metadata_producers[name] = precompute
+                    return predicate
+
+                return self.register_fit_predicate_factory(name, service_affinity_factory)
+            presence = arg.labels_presence
+            assert presence is not None
+            labels, present = list(presence.labels), presence.presence
+            return self.register_fit_predicate_factory(name, lambda args: new_node_label_predicate(labels, present))
+        if name in self.fit_predicates:
+            log.debug("Predicate type %s already registered, reusing.", name)
+            return name
+        raise ConfigurationError(f"Invalid configuration: Predicate type not found for {name}")
+
+    def is_fit_predicate_registered(self, name: str) -> bool:
+        return name in self.fit_predicates
+
+    def list_registered_fit_predicates(self) -> list[str]:
+        return sorted(self.fit_predicates)
+
+    # -- priorities -------------------------------------------------------------------------------
+    def register_priority_function(self, name: str, function: PriorityFunction, weight: int) -> str:
+        """Legacy whole-list priority function."""
+        return self.register_priority_config_factory(name, PriorityConfigFactory(weight, function=lambda args: function))
+
+    def register_priority_function2(
+        self, name: str, map_fn: PriorityMapFunction, reduce_fn: PriorityReduceFunction | None, weight: int
+    ) -> str:
+        """Map/reduce priority function."""
+        return self.register_priority_config_factory(
+            name, PriorityConfigFactory(weight, map_reduce=lambda args: (map_fn, reduce_fn))
+        )
+
+    def register_priority_config_factory(self, name: str, factory: PriorityConfigFactory) -> str:
+        with self._lock:
+            validate_algorithm_name(name)
+            self.priorities[name] = factory
+            return name
+
+    def register_custom_priority_function(self, policy: PriorityPolicy) -> str:
+        """A Policy priority entry: build one from its argument, or reuse a registered name's function."""
+        from .priorities import new_node_label_priority, new_service_anti_affinity_priority
+
+        name = policy.name
+        arg = policy.argument
+        weight = policy.weight
+        factory: PriorityConfigFactory | None = None
+        if arg is not None:
+            num_args = (arg.service_anti_affinity is not None) + (arg.label_preference is not None)
+            if num_args != 1:
+                raise ConfigurationError(f"Exactly 1 priority argument is required, numArgs: {num_args}, Priority: {name}")
+            if arg.service_anti_affinity is not None:
+                label = arg.service_anti_affinity.label
+                factory = PriorityConfigFactory(weight, function=lambda args: new_service_anti_affinity_priority(args, label))
+            else:
+                pref = arg.label_preference
+                assert pref is not None
+                label, presence = pref.label, pref.presence
+                factory = PriorityConfigFactory(
+                    weight, map_reduce=lambda args: (new_node_label_priority(label, presence), None)
+                )
+        elif name in self.priorities:
+            log.debug("Priority type %s already registered, reusing.", name)
+            existing = self.priorities[name]
+            factory = PriorityConfigFactory(weight, existing.function, existing.map_reduce)
+        if factory is None:
+            raise ConfigurationError(f"Invalid configuration: Priority type not found for {name}")
+        return self.register_priority_config_factory(name, factory)
+
+    def is_priority_function_registered(self, name: str) -> bool:
+        return name in self.priorities
+
+    def list_registered_priority_functions(self) -> list[str]:
+        return sorted(self.priorities)
+
+    # -- providers --------------------------------------------------------------------------------
+    def register_algorithm_provider(self, name: str, predicate_keys: set[str], priority_keys: set[str]) -> str:
+        with self._lock:
+            validate_algorithm_name(name)
+            self.providers[name] = AlgorithmProviderConfig(predicate_keys, priority_keys)
+            return name
+
+    def get_algorithm_provider(self, name: str) -> AlgorithmProviderConfig:
+        with self._lock:
+            provider = self.providers.get(name)
+            if provider is None:
+                raise RegistryError(f'plugin "{name}" has not been registered')
+            return provider
+
+    def list_algorithm_providers(self) -> str:
+        return " | ".join(sorted(self.providers))
+
+    def remove_predicate_key_from_algo_provider(self, provider_name: str, key: str) -> None:
+        with self._lock:
+            validate_algorithm_name(provider_name)
+            provider = self.providers.get(provider_name)
+            if provider is None:
+                raise RegistryError(f"plugin {provider_name} has not been registered")
+            provider.fit_predicate_keys.discard(key)
+
+    def remove_predicate_key_from_algorithm_provider_map(self, key: str) -> None:
+        with self._lock:
+            for provider in self.providers.values():
+                provider.fit_predicate_keys.discard(key)
+
+    def insert_predicate_key_to_algo_provider(self, provider_name: str, key: str) -> None:
+        with self._lock:
+            validate_algorithm_name(provider_name)
+            provider = self.providers.get(provider_name)
+            if provider is None:
+                raise RegistryError(f"plugin {provider_name} has not been registered")
+            provider.fit_predicate_keys.add(key)
+
+    def insert_predicate_key_to_algorithm_provider_map(self, key: str) -> None:
+        with self._lock:
+            for provider in self.providers.values():
+                provider.fit_predicate_keys.add(key)
+
+    # -- metadata producers -----------------------------------------------------------------------
+    def register_predicate_metadata_producer_factory(self, factory: PredicateMetadataProducerFactory) -> None:
+        with self._lock:
+            self.predicate_metadata_producer = factory
+
+    def register_priority_metadata_producer_factory(self, factory: PriorityMetadataProducerFactory) -> None:
+        with self._lock:
+            self.priority_metadata_producer = factory
+
+    # -- building ---------------------------------------------------------------------------------
+    def get_fit_predicate_functions(self, names: Iterable[str], args: PluginFactoryArgs) -> dict[str, FitPredicate]:
+        """Resolve predicate keys (sorted), then add every mandatory predicate."""
+        with self._lock:
+            predicates: dict[str, FitPredicate] = {}
+            for name in sorted(set(names)):
+                factory = self.fit_predicates.get(name)
+                if factory is None:
+                    raise RegistryError(f'Invalid predicate name "{name}" specified - no corresponding function found')
+                predicates[name] = factory(args)
+            for name in sorted(self.mandatory_fit_predicates):
+                factory = self.fit_predicates.get(name)
+                if factory is not None:
+                    predicates[name] = factory(args)
+            return predicates
+
+    def get_priority_function_configs(self, names: Iterable[str], args: PluginFactoryArgs) -> list[PriorityConfig]:
+        """Resolve priority keys in ascending name order, then check the total weight for overflow."""
+        with self._lock:
+            configs: list[PriorityConfig] = []
+            for name in sorted(set(names)):
+                factory = self.priorities.get(name)
+                if factory is None:
+                    raise RegistryError(f"Invalid priority name {name} specified - no corresponding function found")
+                if factory.function is not None:
+                    configs.append(PriorityConfig(name, factory.weight, function=factory.function(args)))
+                else:
+                    assert factory.map_reduce is not None
+                    map_fn, reduce_fn = factory.map_reduce(args)
+                    configs.append(PriorityConfig(name, factory.weight, map=map_fn, reduce=reduce_fn))
+            total = 0
+            for config in configs:
+                if config.weight * MAX_PRIORITY > MAX_TOTAL_PRIORITY - total:
+                    raise RegistryError("Total priority of priority functions has overflown")
+                total += config.weight * MAX_PRIORITY
+            return configs
+
+
+REGISTRY = Registry()
+
+register_fit_predicate = REGISTRY.register_fit_predicate
+register_fit_predicate_factory = REGISTRY.register_fit_predicate_factory
+register_mandatory_fit_predicate = REGISTRY.register_mandatory_fit_predicate
+remove_fit_predicate = REGISTRY.remove_fit_predicate
+register_custom_fit_predicate = REGISTRY.register_custom_fit_predicate
+is_fit_predicate_registered = REGISTRY.is_fit_predicate_registered
+list_registered_fit_predicates = REGISTRY.list_registered_fit_predicates
+register_priority_function = REGISTRY.register_priority_function
+register_priority_function2 = REGISTRY.register_priority_function2
+register_priority_config_factory = REGISTRY.register_priority_config_factory
+register_custom_priority_function = REGISTRY.register_custom_priority_function
+is_priority_function_registered = REGISTRY.is_priority_function_registered
+list_registered_priority_functions = REGISTRY.list_registered_priority_functions
+register_algorithm_provider = REGISTRY.register_algorithm_provider
+get_algorithm_provider = REGISTRY.get_algorithm_provider
+list_algorithm_providers = REGISTRY.list_algorithm_providers
+remove_predicate_key_from_algo_provider = REGISTRY.remove_predicate_key_from_algo_provider
+remove_predicate_key_from_algorithm_provider_map = REGISTRY.remove_predicate_key_from_algorithm_provider_map
+insert_predicate_key_to_algo_provider = REGISTRY.insert_predicate_key_to_algo_provider
+insert_predicate_key_to_algorithm_provider_map = REGISTRY.insert_predicate_key_to_algorithm_provider_map
+register_predicate_metadata_producer_factory = REGISTRY.register_predicate_metadata_producer_factory
+register_priority_metadata_producer_factory = REGISTRY.register_priority_metadata_producer_factory
+
+ENTRY_POINT_GROUPS = ("policy_scheduler.predicates", "policy_scheduler.priorities", "policy_scheduler.providers")
+_plugins_loaded = False
+
+
+def load_plugins() -> list[str]:
+    """Import every third-party plugin advertised through the entry-point groups.
+
+    Each entry point names a module or a callable; a callable is called with the registry, a module is
+    expected to register itself on import (as upstream's plugin packages do in ``init``). Returns the
+    entry points loaded. Loading happens once per process.
+    """
+    global _plugins_loaded
+    loaded: list[str] = []
+    if _plugins_loaded:
+        return loaded
+    _plugins_loaded = True
+    for group in ENTRY_POINT_GROUPS:
+        for ep in entry_points(group=group):
+            try:
+                obj = ep.load()
+            except Exception as e:  # a broken plugin is a configuration error, not a crash
+                raise ConfigurationError(f"cannot load plugin {ep.name} ({ep.value}) from {group}: {e}") from e
+            if callable(obj):
+                obj(REGISTRY)
+            loaded.append(f"{group}:{ep.name}")
+    return loaded

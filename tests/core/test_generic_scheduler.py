@@ -1,0 +1,186 @@
+"""Ports of upstream 1.9 ``core/generic_scheduler_test.go`` (all rows of the tables it runs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from policy_scheduler.algorithm import HostPriority
+from policy_scheduler.cache.cluster import ClusterState
+from policy_scheduler.core.generic_scheduler import (
+    FitError,
+    GenericScheduler,
+    aggregate_message_counts,
+    evaluation_order,
+    fit_error_message,
+)
+from policy_scheduler.errors import PredicateError, SchedulingError
+from policy_scheduler.factory import create_from_keys
+from policy_scheduler.model.node import Node
+from policy_scheduler.model.pod import Pod
+from tests.conformance.harness import conformance_registry
+
+
+def _pod(name: str, node_name: str = "") -> Pod:
+    return Pod({"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"}, "spec": {"nodeName": node_name}})
+
+
+def _scheduler(nodes, predicates, priorities, pods=()) -> GenericScheduler:
+    cluster = ClusterState()
+    for name in nodes:
+        cluster.add_node(Node({"metadata": {"name": name}}))
+    for pod in pods:
+        cluster.add_pod(pod)
+    return create_from_keys(predicates, priorities, cluster=cluster, registry=conformance_registry())
+
+
+@pytest.mark.parametrize(
+    "scores, possible",
+    [
+        ([("machine1.1", 1), ("machine2.1", 2)], {"machine2.1"}),
+        ([("machine1.1", 1), ("machine1.2", 2), ("machine1.3", 2), ("machine2.1", 2)], {"machine1.2", "machine1.3", "machine2.1"}),
+        ([("machine1.1", 3), ("machine1.2", 3), ("machine2.1", 2), ("machine3.1", 1), ("machine1.3", 3)], {"machine1.1", "machine1.2", "machine1.3"}),
+    ],
+)
+def test_select_host(scores, possible):
+    """TestSelectHost: only top-scored hosts are ever chosen."""
+    scheduler = GenericScheduler(ClusterState(), {}, [])
+    for _ in range(10):
+        assert scheduler.select_host([HostPriority(h, s) for h, s in scores]) in possible
+
+
+def test_select_host_empty_list_is_an_error():
+    """TestSelectHost row 4: an empty list errors."""
+    with pytest.raises(SchedulingError, match="empty priorityList"):
+        GenericScheduler(ClusterState(), {}, []).select_host([])
+
+
+def test_select_host_round_robin_order():
+    """generic_scheduler.md §5: tied hosts sort by name descending and rotate with the counter."""
+    scheduler = GenericScheduler(ClusterState(), {}, [])
+    scores = [HostPriority("machine1.2", 2), HostPriority("machine1.3", 2), HostPriority("machine2.1", 2), HostPriority("a", 1)]
+    picks = [scheduler.select_host(scores) for _ in range(4)]
+    assert picks == ["machine2.1", "machine1.3", "machine1.2", "machine2.1"]
+
+
+@pytest.mark.parametrize(
+    "name, predicates, priorities, nodes, pod, pods, hosts, error",
+    [
+        ("test 1", ["FakeFalsePredicate"], ["EqualPriority"], ["machine1", "machine2"], "2", (), None,
+         "0/2 nodes are available: 2 FakePredicateError."),
+        ("test 2", ["FakeTruePredicate"], ["EqualPriority"], ["machine1", "machine2"], "ignore", (), {"machine1", "machine2"}, None),
+        ("test 3", ["FakeMatchesPodNamePredicate"], ["EqualPriority"], ["machine1", "machine2"], "machine2", (), {"machine2"}, None),
+        ("test 4", ["FakeTruePredicate"], ["FakeNumericPriority"], ["3", "2", "1"], "ignore", (), {"3"}, None),
+        ("test 5", ["FakeMatchesPodNamePredicate"], ["FakeNumericPriority"], ["3", "2", "1"], "2", (), {"2"}, None),
+        ("test 7", ["FakeTruePredicate", "FakeFalsePredicate"], ["FakeNumericPriority"], ["3", "2", "1"], "2", (), None,
+         "0/3 nodes are available: 3 FakePredicateError."),
+        ("test 8", ["FakeHasNoPodsPredicate", "FakeMatchesPodNamePredicate"], ["FakeNumericPriority"], ["1", "2"], "2",
+         (("2", "2"),), None, "0/2 nodes are available: 2 FakePredicateError."),
+    ],
+)
+def test_generic_scheduler(name, predicates, priorities, nodes, pod, pods, hosts, error):
+    """TestGenericScheduler (upstream rows; weights 1)."""
+    scheduler = _scheduler(nodes, predicates, priorities, [_pod(p, n) for p, n in pods])
+    if error is None:
+        assert scheduler.schedule(_pod(pod)) in hosts
+    else:
+        with pytest.raises(FitError) as exc:
+            scheduler.schedule(_pod(pod))
+        assert str(exc.value) == error
+        assert exc.value.num_all_nodes == len(nodes)
+
+
+def test_generic_scheduler_weighted_legacy_functions():
+    """TestGenericScheduler "test 6": numeric (weight 1) + reverse numeric (weight 2) picks node 1."""
+    reg = conformance_registry()
+    reg.priorities["FakeReverseNumericPriority"].weight = 2
+    cluster = ClusterState()
+    for name in ("3", "2", "1"):
+        cluster.add_node(Node({"metadata": {"name": name}}))
+    scheduler = create_from_keys(["FakeTruePredicate"], ["FakeNumericPriority", "FakeReverseNumericPriority"],
+                                 cluster=cluster, registry=reg)
+    assert scheduler.schedule(_pod("2")) == "1"
+
+
+def test_find_fit_all_error():
+    """TestFindFitAllError: every node fails with exactly one FakePredicateError."""
+    scheduler = _scheduler(["3", "2", "1"], ["FakeTruePredicate", "FakeFalsePredicate"], [])
+    filtered, failed = scheduler.find_nodes_that_fit(Pod({}), scheduler.cluster.node_list())
+    assert filtered == []
+    assert failed == {"1": ["FakePredicateError"], "2": ["FakePredicateError"], "3": ["FakePredicateError"]}
+
+
+def test_find_fit_some_error():
+    """TestFindFitSomeError: node 1 (matching the pod's name, already holding it) fits; 2 and 3 fail."""
+    pod = _pod("1")
+    scheduler = _scheduler(["3", "2", "1"], ["FakeTruePredicate", "FakeMatchesPodNamePredicate"], [],
+                           pods=[pod.with_node_name("1")])
+    filtered, failed = scheduler.find_nodes_that_fit(pod, scheduler.cluster.node_list())
+    assert [n.name for n in filtered] == ["1"]
+    assert failed == {"2": ["FakePredicateError"], "3": ["FakePredicateError"]}
+
+
+def test_human_readable_fit_error():
+    """TestHumanReadableFitError, with the exact 1.9 rendering (histogram sorted as strings)."""
+    message = fit_error_message(3, {"1": ["NodeUnderMemoryPressure"], "2": ["NodeUnderDiskPressure"], "3": ["NodeUnderDiskPressure"]})
+    assert message == "0/3 nodes are available: 1 NodeUnderMemoryPressure, 2 NodeUnderDiskPressure."
+    assert fit_error_message(12, {str(i): ["NodeNotReady"] for i in range(10)} | {"a": ["Insufficient cpu"], "b": ["Insufficient cpu"]}) == (
+        "0/12 nodes are available: 10 NodeNotReady, 2 Insufficient cpu."
+    )
+    assert fit_error_message(4, {}) == "0/4 nodes are available: ."
+
+
+def test_no_nodes():
+    scheduler = _scheduler([], ["FakeTruePredicate"], [])
+    with pytest.raises(SchedulingError, match="^no nodes available to schedule pods$"):
+        scheduler.schedule(_pod("p"))
+
+
+def test_predicate_errors_aggregate_not_fit_error():
+    """A predicate error on nodes aborts the attempt with the aggregated messages, not a FitError."""
+
+    def broken(pod, meta, info):
+        raise PredicateError("node not found")
+
+    reg = conformance_registry()
+    reg.register_fit_predicate("Broken", broken)
+    cluster = ClusterState()
+    for name in ("a", "b"):
+        cluster.add_node(Node({"metadata": {"name": name}}))
+    scheduler = create_from_keys(["Broken"], [], cluster=cluster, registry=reg)
+    with pytest.raises(SchedulingError) as exc:
+        scheduler.schedule(_pod("p"))
+    assert not isinstance(exc.value, FitError)
+    assert str(exc.value) == "node not found (repeated 2 times)"
+    assert aggregate_message_counts({"b": 1, "a": 2}) == "[a (repeated 2 times), b]"
+
+
+def test_single_feasible_node_skips_priorities_and_counter():
+    scheduler = _scheduler(["machine1", "machine2"], ["FakeMatchesPodNamePredicate"], ["EqualPriority"])
+    assert scheduler.schedule(_pod("machine1")) == "machine1"
+    assert scheduler.last_node_index == 0
+
+
+def test_no_priorities_round_robin():
+    """No priorities and no extenders: every feasible node scores 1 and the counter rotates."""
+    scheduler = _scheduler(["a", "b", "c"], ["FakeTruePredicate"], [])
+    assert [scheduler.schedule(_pod(f"p{i}")) for i in range(4)] == ["c", "b", "a", "c"]
+
+
+def test_evaluation_order():
+    names = ["TestLabels", "CheckNodeCondition", "GeneralPredicates", "MatchInterPodAffinity", "PodFitsPorts", "Alpha"]
+    assert evaluation_order(names) == [
+        "CheckNodeCondition", "GeneralPredicates", "MatchInterPodAffinity", "Alpha", "PodFitsPorts", "TestLabels"
+    ]
+
+
+def test_explain_records_every_predicate_and_priority():
+    scheduler = _scheduler(["3", "2", "1"], ["FakeTruePredicate", "FakeMatchesPodNamePredicate"], ["FakeNumericPriority"])
+    explanation = scheduler.explain(_pod("2"))
+    assert explanation.host == "2"
+    assert explanation.error is None
+    assert explanation.nodes["1"].fit is False
+    assert explanation.nodes["1"].predicates["FakeMatchesPodNamePredicate"].reasons == ["FakePredicateError"]
+    assert explanation.nodes["1"].predicates["FakeTruePredicate"].fit is True
+    assert explanation.nodes["2"].priorities == {"FakeNumericPriority": (2, 1)}
+    assert explanation.nodes["2"].total == 2
+    assert explanation.nodes["3"].priorities == {}
