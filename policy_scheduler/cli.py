@@ -1,0 +1,396 @@
+"""The ``policy-scheduler`` command line.
+
+User errors (a bad policy file, an unknown provider, a malformed manifest) are printed on one line
+and exit with status 2; nothing a user types produces a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+import yaml
+
+from . import __version__
+from .api import check_policy, load_policy_file, lint_policy, unknown_names
+from .api.types import Policy
+from .cache.cluster import ClusterState
+from .errors import UserError
+
+EXIT_USER_ERROR = 2
+
+
+def _setup_logging(verbosity: int) -> None:
+    """``--v``: 0 shows one INFO line per decision; 2 and above add upstream's V(2+) detail."""
+    level = logging.DEBUG if verbosity >= 2 else logging.INFO if verbosity >= 0 else logging.WARNING
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="%(levelname).1s %(asctime)s %(name)s] %(message)s"
+    )
+
+
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Render UserError (and unreadable files) as ``error: <message>`` with exit code 2."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except UserError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(EXIT_USER_ERROR)
+
+    return wrapper
+
+
+def _registry():
+    from algorithmprovider import defaults  # noqa: F401  (registers the built-ins)
+
+    from .registry import REGISTRY, load_plugins
+
+    load_plugins()
+    return REGISTRY
+
+
+def _emit(data: Any, output: str) -> None:
+    if output == "json":
+        click.echo(json.dumps(data, indent=2, sort_keys=False))
+    else:
+        click.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
+
+
+OUTPUT = click.option(
+    "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True,
+    help="Output format.",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="policy-scheduler")
+@click.option("--v", "verbosity", type=int, default=0, show_default=True, help="Log verbosity (like kube-scheduler's --v).")
+def main(verbosity: int) -> None:
+    """The Kubernetes 1.9 predicate/priority scheduler policy engine."""
+    _setup_logging(verbosity)
+
+
+@main.command()
+@OUTPUT
+@user_errors
+def providers(output: str) -> None:
+    """List the algorithm providers and their predicate and priority keys."""
+    reg = _registry()
+    data = {
+        name: {
+            "predicates": sorted(p.fit_predicate_keys),
+            "priorities": {k: reg.priorities[k].weight for k in sorted(p.priority_function_keys) if k in reg.priorities},
+        }
+        for name, p in sorted(reg.providers.items())
+    }
+    if output != "table":
+        _emit(data, output)
+        return
+    for name, p in data.items():
+        click.echo(name)
+        click.echo("  predicates: " + ", ".join(p["predicates"]))
+        click.echo("  priorities: " + ", ".join(f"{k} (weight {w})" for k, w in p["priorities"].items()))
+
+
+@main.command()
+@OUTPUT
+@user_errors
+def predicates(output: str) -> None:
+    """List the registered fit predicates (mandatory ones marked)."""
+    reg = _registry()
+    data = [
+        {"name": name, "mandatory": name in reg.mandatory_fit_predicates,
+         "providers": sorted(p for p, cfg in reg.providers.items() if name in cfg.fit_predicate_keys)}
+        for name in reg.list_registered_fit_predicates()
+    ]
+    if output != "table":
+        _emit(data, output)
+        return
+    for row in data:
+        extra = " (mandatory)" if row["mandatory"] else ""
+        providers_ = f"  [{', '.join(row['providers'])}]" if row["providers"] else ""
+        click.echo(f"{row['name']}{extra}{providers_}")
+
+
+@main.command()
+@OUTPUT
+@user_errors
+def priorities(output: str) -> None:
+    """List the registered priority functions with their default weights."""
+    reg = _registry()
+    data = [
+        {"name": name, "weight": reg.priorities[name].weight,
+         "form": "function" if reg.priorities[name].function else "map",
+         "providers": sorted(p for p, cfg in reg.providers.items() if name in cfg.priority_function_keys)}
+        for name in reg.list_registered_priority_functions()
+    ]
+    if output != "table":
+        _emit(data, output)
+        return
+    for row in data:
+        providers_ = f"  [{', '.join(row['providers'])}]" if row["providers"] else ""
+        click.echo(f"{row['name']} (weight {row['weight']}, {row['form']}){providers_}")
+
+
+@main.group()
+def policy() -> None:
+    """Work with scheduler Policy files."""
+
+
+def policy_problems(policy_: Policy) -> list[str]:
+    """Everything that would stop a scheduler being built from this policy, as messages with paths."""
+    reg = _registry()
+    problems = [f"{e.path}: {e.message}" if e.path else e.message for e in check_policy(policy_)]
+    problems += [
+        f"{e.path}: {e.message}" if e.path else e.message
+        for e in unknown_names(policy_, set(reg.fit_predicates), set(reg.priorities))
+    ]
+    if problems:
+        return problems
+    from .factory import create_from_policy
+
+    try:
+        create_from_policy(policy_, cluster=ClusterState(), registry=reg, extender_factory=_no_call_extender)
+    except UserError as e:
+        problems.append(str(e))
+    return problems
+
+
+def _no_call_extender(config):
+    """Extenders are only described while validating; nothing is called."""
+    return config
+
+
+@policy.command("validate")
+@click.argument("file", type=click.Path(dir_okay=False))
+@OUTPUT
+@user_errors
+def policy_validate(file: str, output: str) -> None:
+    """Check a Policy file the way kube-scheduler 1.9 would load it, and lint it."""
+    try:
+        policy_ = load_policy_file(file)
+    except UserError as e:
+        _report_invalid(file, [str(e)], output)
+        return
+    problems = policy_problems(policy_)
+    if problems:
+        _report_invalid(file, problems, output)
+        return
+    reg = _registry()
+    warnings = lint_policy(policy_, set(reg.fit_predicates), set(reg.priorities))
+    data = {
+        "valid": True,
+        "predicates": [p.name for p in policy_.predicates or ()],
+        "priorities": {p.name: p.weight for p in policy_.priorities or ()},
+        "extenders": len(policy_.extenders or ()),
+        "warnings": warnings,
+    }
+    if output != "table":
+        _emit(data, output)
+        return
+    click.echo(
+        f"{file}: valid ({len(data['predicates'])} predicates, {len(data['priorities'])} priorities, "
+        f"{data['extenders']} extenders)"
+    )
+    for w in warnings:
+        click.echo(f"warning: {w}")
+
+
+def _report_invalid(file: str, errors: list[str], output: str) -> None:
+    if output != "table":
+        _emit({"valid": False, "errors": errors}, output)
+    else:
+        for e in errors:
+            click.echo(f"error: {e}" if e.startswith(file) else f"error: {file}: {e}", err=True)
+    sys.exit(EXIT_USER_ERROR)
+
+
+# -- offline commands -----------------------------------------------------------------------------
+def _cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--cluster", "cluster_paths", multiple=True, type=click.Path(),
+                     help="Manifest file or directory (repeatable). Default: the bundled example cluster."),
+        click.option("--from-cluster", is_flag=True, help="Read the snapshot from a live cluster instead."),
+        click.option("--kubeconfig", default=None, help="With --from-cluster: path to a kubeconfig file."),
+        click.option("--context", default=None, help="With --from-cluster: kubeconfig context to use."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _algorithm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--policy-config-file", default=None, help="File with scheduler policy configuration."),
+        click.option("--algorithm-provider", default=None,
+                     help="The scheduling algorithm provider to use, one of: ClusterAutoscalerProvider | DefaultProvider"),
+        click.option("--feature-gates", default="", help="Key=true,... for the 1.9 gates that change scheduling."),
+        click.option("--hard-pod-affinity-symmetric-weight", type=int, default=1, show_default=True,
+                     help="Weight of the implicit preferred affinity matching every required affinity term."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: str | None, context: str | None):
+    from .offline.snapshot import load_snapshot
+
+    if from_cluster:
+        from .kube.snapshot import read_cluster_snapshot
+
+        return read_cluster_snapshot(kubeconfig=kubeconfig, context=context)
+    if not cluster_paths:
+        from .offline.examples import default_cluster_path
+
+        cluster_paths = (str(default_cluster_path()),)
+    return load_snapshot(cluster_paths)
+
+
+def _builder(source, feature_gates: str, hard_weight: int):
+    from .features import FeatureGates
+
+    _registry()
+    gates = FeatureGates.parse(feature_gates)
+    # Fail before any work if the algorithm cannot be built at all.
+    source.build(ClusterState(), feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight)
+    return lambda cluster: source.build(cluster, feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight)
+
+
+def _source(policy_config_file: str | None, algorithm_provider: str | None):
+    from .algorithm_source import from_flags
+
+    return from_flags(policy_config_file=policy_config_file, algorithm_provider=algorithm_provider)
+
+
+@main.command()
+@_cluster_options
+@_algorithm_options
+@click.option("--scheduler-name", default="default-scheduler", show_default=True,
+              help="Schedule only pending pods whose spec.schedulerName is this.")
+@click.option("--explain", "with_explain", is_flag=True, help="Add each pod's explanation (json/yaml output).")
+@click.option("--write-placements", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the scheduled pods, spec.nodeName set, as a YAML List ready to apply.")
+@OUTPUT
+@user_errors
+def simulate(cluster_paths, from_cluster, kubeconfig, context, policy_config_file, algorithm_provider,
+             feature_gates, hard_pod_affinity_symmetric_weight, scheduler_name, with_explain, write_placements,
+             output) -> None:
+    """Schedule the snapshot's pending pods in queue order, assuming each before the next."""
+    from .offline.report import simulation_table, simulation_to_dict
+    from .offline.simulate import placements_as_pods
+    from .offline.simulate import simulate as run_simulation
+
+    snapshot = _snapshot(cluster_paths, from_cluster, kubeconfig, context)
+    build = _builder(_source(policy_config_file, algorithm_provider), feature_gates, hard_pod_affinity_symmetric_weight)
+    pending = len(snapshot.pending_pods(scheduler_name))
+    if sys.stderr.isatty() and pending > 1:
+        with click.progressbar(length=pending, label="scheduling", file=sys.stderr) as bar:
+            result = run_simulation(snapshot, build, scheduler_name=scheduler_name, explain=with_explain, progress=bar.update)
+    else:
+        result = run_simulation(snapshot, build, scheduler_name=scheduler_name, explain=with_explain)
+    if write_placements:
+        items = placements_as_pods(result.placements)
+        with open(write_placements, "w", encoding="utf-8") as f:
+            yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}, f, sort_keys=False)
+    if output == "table":
+        click.echo(simulation_table(result))
+    else:
+        _emit(simulation_to_dict(result), output)
+
+
+@main.command()
+@click.argument("pod")
+@_cluster_options
+@_algorithm_options
+@OUTPUT
+@user_errors
+def explain(pod, cluster_paths, from_cluster, kubeconfig, context, policy_config_file, algorithm_provider,
+            feature_gates, hard_pod_affinity_symmetric_weight, output) -> None:
+    """Why POD (namespace/name in the snapshot, or a manifest file) lands where it does, or nowhere."""
+    from .offline.report import explanation_table, explanation_to_dict
+    from .offline.simulate import explain_pod
+
+    snapshot = _snapshot(cluster_paths, from_cluster, kubeconfig, context)
+    target = _pod_argument(pod, snapshot)
+    build = _builder(_source(policy_config_file, algorithm_provider), feature_gates, hard_pod_affinity_symmetric_weight)
+    explanation = explain_pod(snapshot, target, build)
+    if output == "table":
+        click.echo(explanation_table(explanation))
+    else:
+        _emit(explanation_to_dict(explanation), output)
+
+
+def _pod_argument(ref: str, snapshot):
+    """A pod reference: an existing manifest file holding one Pod, else namespace/name in the snapshot."""
+    from pathlib import Path
+
+    from .offline.snapshot import load_snapshot
+
+    if Path(ref).is_file():
+        pods = load_snapshot([ref]).pods
+        if len(pods) != 1:
+            raise UserError(f"{ref}: expected exactly one Pod, found {len(pods)}")
+        return pods[0]
+    return snapshot.find_pod(ref)
+
+
+@main.command()
+@click.argument("pod_template", type=click.Path(dir_okay=False))
+@_cluster_options
+@_algorithm_options
+@click.option("--max", "max_replicas", type=click.IntRange(min=0), default=None, help="Stop after this many replicas.")
+@OUTPUT
+@user_errors
+def capacity(pod_template, cluster_paths, from_cluster, kubeconfig, context, policy_config_file, algorithm_provider,
+             feature_gates, hard_pod_affinity_symmetric_weight, max_replicas, output) -> None:
+    """How many more copies of POD_TEMPLATE fit, where they land, and what stopped the count."""
+    from .offline.report import capacity_table, capacity_to_dict
+    from .offline.simulate import capacity as run_capacity
+
+    snapshot = _snapshot(cluster_paths, from_cluster, kubeconfig, context)
+    template = _pod_argument(pod_template, snapshot)
+    build = _builder(_source(policy_config_file, algorithm_provider), feature_gates, hard_pod_affinity_symmetric_weight)
+    result = run_capacity(snapshot, template.raw, build, max_replicas)
+    if output == "table":
+        click.echo(capacity_table(result, max_replicas))
+    else:
+        _emit(capacity_to_dict(result), output)
+
+
+@main.command()
+@click.argument("policy_a")
+@click.argument("policy_b")
+@_cluster_options
+@click.option("--feature-gates", default="", help="Key=true,... for the 1.9 gates that change scheduling.")
+@click.option("--hard-pod-affinity-symmetric-weight", type=int, default=1, show_default=True)
+@click.option("--scheduler-name", default="default-scheduler", show_default=True)
+@OUTPUT
+@user_errors
+def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context, feature_gates,
+            hard_pod_affinity_symmetric_weight, scheduler_name, output) -> None:
+    """Simulate the pending queue under POLICY_A and POLICY_B (files or provider names); show what differs."""
+    from .algorithm_source import from_argument
+    from .offline.report import differences_table, differences_to_dict
+    from .offline.simulate import compare as run_compare
+
+    snapshot = _snapshot(cluster_paths, from_cluster, kubeconfig, context)
+    source_a, source_b = from_argument(policy_a), from_argument(policy_b)
+    build_a = _builder(source_a, feature_gates, hard_pod_affinity_symmetric_weight)
+    build_b = _builder(source_b, feature_gates, hard_pod_affinity_symmetric_weight)
+    a, _, diffs = run_compare(snapshot, build_a, build_b, scheduler_name)
+    if output == "table":
+        click.echo(differences_table(source_a.label, source_b.label, diffs, len(a.placements)))
+    else:
+        _emit(differences_to_dict(source_a.label, source_b.label, diffs, len(a.placements)), output)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

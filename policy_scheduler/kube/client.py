@@ -1,0 +1,36 @@
+"""API client configuration: kubeconfig (with context), in-cluster config, ``--master`` override."""
+
+from __future__ import annotations
+
+from kubernetes import client, config
+from kubernetes.config.config_exception import ConfigException
+
+from ..errors import UserError
+
+
+def api_client(kubeconfig: str | None = None, context: str | None = None, master: str | None = None) -> client.ApiClient:
+    """Build an ApiClient the way kube-scheduler finds its API server.
+
+    An explicit kubeconfig (or ``$KUBECONFIG`` / ``~/.kube/config``) wins; inside a pod the in-cluster
+    service account is used; ``master`` overrides the server address either way.
+    """
+    configuration = client.Configuration()
+    try:
+        if kubeconfig or not _in_cluster():
+            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
+        else:
+            config.load_incluster_config(client_configuration=configuration)
+    except (ConfigException, OSError) as e:
+        if not master:
+            raise UserError(f"cannot load a Kubernetes client configuration: {e}") from None
+    if master:
+        configuration.host = master
+    return client.ApiClient(configuration)
+
+
+def _in_cluster() -> bool:
+    import os
+
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists(
+        "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    )

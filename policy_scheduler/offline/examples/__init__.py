@@ -1,0 +1,11 @@
+"""Bundled example cluster snapshots (package data)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+
+def default_cluster_path() -> Path:
+    """The bundled three-zone example cluster used when no ``--cluster`` is given."""
+    return Path(str(resources.files(__package__).joinpath("default-cluster")))
