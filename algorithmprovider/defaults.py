@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from policy_scheduler.algorithm import PriorityConfigFactory
 from policy_scheduler.features import FeatureGates
 from policy_scheduler.predicates import (
     PredicateMetadataFactory,
@@ -44,7 +45,6 @@ from policy_scheduler.priorities import (
     resource_limits_priority_map,
 )
 from policy_scheduler.registry import REGISTRY, Registry
-from policy_scheduler.algorithm import PriorityConfigFactory
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .api.types import MAX_INT, MAX_PRIORITY, MAX_TOTAL_PRIORITY, MAX_WEIGHT
+from .api.types import MAX_PRIORITY as MAX_PRIORITY  # re-exported: part of the extension contract
 from .features import DEFAULT_FEATURE_GATES, FeatureGates
 
 if TYPE_CHECKING:

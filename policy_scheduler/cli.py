@@ -17,7 +17,7 @@ import click
 import yaml
 
 from . import __version__
-from .api import check_policy, load_policy_file, lint_policy, unknown_names
+from .api import check_policy, lint_policy, load_policy_file, unknown_names
 from .api.types import Policy
 from .cache.cluster import ClusterState
 from .errors import UserError

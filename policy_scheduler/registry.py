@@ -21,8 +21,6 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from .algorithm import (
-    MAX_PRIORITY,
-    MAX_TOTAL_PRIORITY,
     FitPredicate,
     FitPredicateFactory,
     PluginFactoryArgs,
@@ -33,6 +31,7 @@ from .algorithm import (
     PriorityReduceFunction,
 )
 from .api.names import validate_algorithm_name
+from .api.types import MAX_PRIORITY, MAX_TOTAL_PRIORITY
 from .errors import ConfigurationError, UserError
 
 if TYPE_CHECKING:
