@@ -76,7 +76,7 @@ class Resource:
                 self.ephemeral_storage = max(self.ephemeral_storage, value(q))
             elif is_scalar_resource_name(name):
                 v = value(q)
-                if name not in self.scalar or v > self.scalar[name]:
+                if v > self.scalar.get(name, 0):
                     self.scalar[name] = v
 
     def add(self, other: Resource) -> None:

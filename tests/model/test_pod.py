@@ -90,3 +90,10 @@ def test_node_info_add_remove_is_symmetric():
     assert info.requested.ephemeral_storage == 0  # 1.9 forgot to subtract this; we do
     assert not info.used_ports
     assert info.nonzero_milli_cpu == 0 and info.nonzero_memory == 0
+
+
+def test_zero_init_container_scalar_request_is_not_a_request():
+    """Resource.SetMaxResource only records a scalar larger than what is there (0 when absent)."""
+    pod = Pod({"spec": {"initContainers": [_container(**{"example.com/foo": "0"})], "containers": [{}]}})
+    assert pod.request.scalar == {}
+    assert pod.request.is_zero_request()

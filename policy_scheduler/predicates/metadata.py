@@ -1,0 +1,212 @@
+"""Predicate metadata: what the predicates need per pod, computed once per scheduling attempt.
+
+Implements upstream ``algorithm/predicates/metadata.go`` (``PredicateMetadataFactory.GetMetadata``,
+``predicateMetadata.AddPod/RemovePod/ShallowCopy``) and ``getMatchingAntiAffinityTerms`` /
+``getMatchingAntiAffinityTermsOfExistingPod`` from ``predicates.go``.
+
+Deliberate difference from 1.9: upstream records ``&term`` of a ``for _, term := range`` loop, so when an
+existing pod has several matching required anti-affinity terms every recorded entry aliases the pod's
+*last* term (Go loop-variable aliasing). Here each matched term keeps its own topology key, the intended
+behaviour recommended by the reference (``predicates.md`` §10 (a)).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PredicateError
+from ..model.affinity import PodAffinityTerm
+from ..model.labels import SelectorError, selector_from_set
+from ..model.node import Node
+from ..model.pod import Pod
+from ..model.resources import Resource
+from ..model.topology import pod_matches_term, term_namespaces
+
+if TYPE_CHECKING:
+    from ..cache.cluster import ClusterState
+    from ..cache.node_info import NodeInfo
+    from ..model.workloads import Service
+
+log = logging.getLogger(__name__)
+
+NODE_NOT_FOUND = "node not found"
+
+
+class MetadataError(ValueError):
+    """``AddPod`` / ``RemovePod`` could not update the metadata (upstream returns an error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchingAntiAffinityTerm:
+    """A required anti-affinity term of an existing ``pod`` that matches the incoming pod.
+
+    ``node`` is the node the existing pod runs on (``matchingPodAntiAffinityTerm`` upstream).
+    """
+
+    term: PodAffinityTerm
+    node: Node
+    pod: Pod
+
+
+@dataclass(slots=True)
+class PredicateMetadata:
+    """Per-pod data shared by all predicates of one scheduling attempt (``predicateMetadata``).
+
+    ``matching_anti_affinity_terms`` is keyed by the existing pod's full name (``name_namespace``).
+    ``precomputed`` is a per-pod cache predicates may fill lazily (e.g. the pods matching the incoming
+    pod's own affinity terms); it is shared, not copied, by :meth:`shallow_copy`.
+    """
+
+    pod: Pod
+    pod_best_effort: bool
+    pod_request: Resource
+    pod_ports: frozenset[str]
+    matching_anti_affinity_terms: dict[str, list[MatchingAntiAffinityTerm]] = field(default_factory=dict)
+    service_affinity_in_use: bool = False
+    service_affinity_matching_pods: list[Pod] | None = None
+    service_affinity_services: list[Service] | None = None
+    precomputed: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def matching_anti_affinity_term_list(self) -> list[MatchingAntiAffinityTerm]:
+        """All recorded terms, flattened in recording order."""
+        return [t for terms in self.matching_anti_affinity_terms.values() for t in terms]
+
+    def shallow_copy(self) -> PredicateMetadata:
+        """Copy maps and lists (not the pods, terms and nodes they point to)."""
+        return PredicateMetadata(
+            pod=self.pod,
+            pod_best_effort=self.pod_best_effort,
+            pod_request=self.pod_request,
+            pod_ports=self.pod_ports,
+            matching_anti_affinity_terms={k: list(v) for k, v in self.matching_anti_affinity_terms.items()},
+            service_affinity_in_use=self.service_affinity_in_use,
+            service_affinity_matching_pods=_copy_list(self.service_affinity_matching_pods),
+            service_affinity_services=_copy_list(self.service_affinity_services),
+            precomputed=self.precomputed,
+        )
+
+    def add_pod(self, added: Pod, node_info: NodeInfo) -> None:
+        """Update the metadata as if ``added`` were running on ``node_info``'s node (``AddPod``)."""
+        if added.full_name == self.pod.full_name:
+            raise MetadataError("addedPod and meta.pod must not be the same.")
+        node = node_info.node if node_info is not None else None
+        if node is None:
+            raise MetadataError("Invalid node in nodeInfo.")
+        try:
+            terms = matching_terms_of_existing_pod(self.pod, added, node)
+        except SelectorError as e:
+            raise MetadataError(str(e)) from None
+        if terms:
+            self.matching_anti_affinity_terms.setdefault(added.full_name, []).extend(terms)
+        if self.service_affinity_in_use and added.namespace == self.pod.namespace:
+            if selector_from_set(self.pod.labels).matches(added.labels):
+                if self.service_affinity_matching_pods is None:
+                    self.service_affinity_matching_pods = []
+                self.service_affinity_matching_pods.append(added)
+
+    def remove_pod(self, deleted: Pod) -> None:
+        """Update the metadata as if ``deleted`` were gone from the cluster (``RemovePod``)."""
+        name = deleted.full_name
+        if name == self.pod.full_name:
+            raise MetadataError("deletedPod and meta.pod must not be the same.")
+        self.matching_anti_affinity_terms.pop(name, None)
+        pods = self.service_affinity_matching_pods
+        if self.service_affinity_in_use and pods and deleted.namespace == pods[0].namespace:
+            for i, p in enumerate(pods):
+                if p.full_name == name:
+                    del pods[i]
+                    break
+
+
+def _copy_list(items: list | None) -> list | None:
+    return None if items is None else list(items)
+
+
+def matching_terms_of_existing_pod(pod: Pod, existing: Pod, node: Node) -> list[MatchingAntiAffinityTerm]:
+    """Required anti-affinity terms of ``existing`` (on ``node``) that match ``pod``.
+
+    Raises :class:`SelectorError` when a term's selector cannot be built.
+    """
+    affinity = existing.affinity
+    if affinity is None or affinity.pod_anti_affinity is None:
+        return []
+    result = []
+    for term in affinity.pod_anti_affinity.required:
+        selector = term.selector.get()
+        if pod_matches_term(pod, term_namespaces(existing, term), selector):
+            result.append(MatchingAntiAffinityTerm(term, node, existing))
+    return result
+
+
+def matching_anti_affinity_terms(
+    pod: Pod, node_infos: Iterable[NodeInfo]
+) -> dict[str, list[MatchingAntiAffinityTerm]]:
+    """``getMatchingAntiAffinityTerms``: scan every NodeInfo's pods with affinity.
+
+    Raises :class:`PredicateError` (``node not found``) for a NodeInfo without a node and
+    :class:`SelectorError` for a term whose selector cannot be built.
+    """
+    result: dict[str, list[MatchingAntiAffinityTerm]] = {}
+    for info in node_infos:
+        node = info.node if info is not None else None
+        if node is None:
+            raise PredicateError(NODE_NOT_FOUND)
+        for existing in info.pods_with_affinity:
+            terms = matching_terms_of_existing_pod(pod, existing, node)
+            if terms:
+                result.setdefault(existing.full_name, []).extend(terms)
+    return result
+
+
+MetadataProducer = Callable[[PredicateMetadata], None]
+
+
+class PredicateMetadataFactory:
+    """Builds :class:`PredicateMetadata` (``PredicateMetadataFactory`` / ``GetMetadata``).
+
+    ``producers`` maps a name to a precompute function (ServiceAffinity registers one per policy
+    entry); every producer runs, in mapping order, on every metadata built. The mapping is read at
+    each call, so producers registered later are honoured.
+    """
+
+    def __init__(self, cluster: ClusterState, producers: Mapping[str, MetadataProducer] | None = None) -> None:
+        self.cluster = cluster
+        self.producers: Mapping[str, MetadataProducer] = producers if producers is not None else {}
+
+    def get_metadata(self, pod: Pod | None, node_infos: Mapping[str, NodeInfo]) -> PredicateMetadata | None:
+        """The pod's metadata, or None when it cannot be computed (null pod, null node, bad selector)."""
+        if pod is None:
+            return None
+        try:
+            terms = matching_anti_affinity_terms(pod, node_infos.values())
+        except (PredicateError, SelectorError) as e:
+            log.debug("predicate metadata for pod %s unavailable: %s", pod.ref, e)
+            return None
+        meta = PredicateMetadata(
+            pod=pod,
+            pod_best_effort=pod.best_effort,
+            pod_request=pod.request,
+            pod_ports=frozenset(pod.host_ports),
+            matching_anti_affinity_terms=terms,
+        )
+        for name, precompute in list(self.producers.items()):
+            log.debug("Precompute: %s", name)
+            precompute(meta)
+        return meta
+
+    __call__ = get_metadata
+
+
+def require_node(node_info: NodeInfo | None) -> Node:
+    """The NodeInfo's node, or :class:`PredicateError` ``node not found``.
+
+    A null NodeInfo behaves like upstream's nil ``*NodeInfo``: it has no node.
+    """
+    node = node_info.node if node_info is not None else None
+    if node is None:
+        raise PredicateError(NODE_NOT_FOUND)
+    return node

@@ -1,0 +1,52 @@
+"""PodFitsResources (upstream ``predicates.PodFitsResources`` and ``GetResourceRequest``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..algorithm import InsufficientResource
+from ..model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, NVIDIA_GPU, PODS, Resource
+from .metadata import PredicateMetadata, require_node
+
+if TYPE_CHECKING:
+    from ..cache.node_info import NodeInfo
+    from ..model.pod import Pod
+
+
+def pod_request(pod: Pod, meta: PredicateMetadata | None) -> Resource:
+    """The pod's request: containers summed, then the max with each init container (``GetResourceRequest``)."""
+    return meta.pod_request if meta is not None else pod.request
+
+
+def pod_fits_resources(pod: Pod, meta: PredicateMetadata | None, node_info: NodeInfo | None) -> tuple[bool, list[str]]:
+    """Fits iff the node has room for one more pod and for every resource the pod requests."""
+    require_node(node_info)
+    fails: list[str] = []
+    allowed = node_info.allocatable.allowed_pod_number
+    used_pods = len(node_info.pods)
+    if used_pods + 1 > allowed:
+        fails.append(InsufficientResource(PODS, 1, used_pods, allowed))
+    request = pod_request(pod, meta)
+    if request.is_zero_request():
+        return not fails, fails
+    fails.extend(_insufficient(request, node_info.requested, node_info.allocatable))
+    return not fails, fails
+
+
+def _insufficient(request: Resource, requested: Resource, allocatable: Resource) -> list[str]:
+    """One reason per resource whose allocatable is strictly less than request + requested."""
+    checks = (
+        (CPU, request.milli_cpu, requested.milli_cpu, allocatable.milli_cpu),
+        (MEMORY, request.memory, requested.memory, allocatable.memory),
+        (NVIDIA_GPU, request.nvidia_gpu, requested.nvidia_gpu, allocatable.nvidia_gpu),
+        (EPHEMERAL_STORAGE, request.ephemeral_storage, requested.ephemeral_storage, allocatable.ephemeral_storage),
+    )
+    fails: list[str] = [InsufficientResource(n, want, used, cap) for n, want, used, cap in checks if cap < want + used]
+    # Upstream iterates a Go map (unspecified order); ascending name keeps the output deterministic.
+    for name in sorted(request.scalar):
+        want = request.scalar[name]
+        used = requested.scalar.get(name, 0)
+        cap = allocatable.scalar.get(name, 0)
+        if cap < want + used:
+            fails.append(InsufficientResource(name, want, used, cap))
+    return fails

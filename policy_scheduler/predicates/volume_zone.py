@@ -1,0 +1,125 @@
+"""NoVolumeZoneConflict (upstream ``NewVolumeZonePredicate`` / ``VolumeZoneChecker.predicate`` and
+``volumeutil.LabelZonesToSet``).
+
+A pod's bound PVCs must use PVs whose zone/region labels admit the node's zone/region. A PV label value
+may list several zones separated by ``__``. Unbound claims are an error, except, with the
+``VolumeScheduling`` gate, claims of a ``WaitForFirstConsumer`` storage class (left to CheckVolumeBinding).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..cache.cluster import ListerError
+from ..errors import PredicateError
+from .metadata import PredicateMetadata, require_node
+from .reasons import ERR_VOLUME_ZONE_CONFLICT
+
+if TYPE_CHECKING:
+    from ..algorithm import FitPredicate, PluginFactoryArgs
+    from ..cache.cluster import ClusterState
+    from ..cache.node_info import NodeInfo
+    from ..model.node import Node
+    from ..model.pod import Pod
+    from ..model.volumes import PersistentVolume, PersistentVolumeClaim
+
+log = logging.getLogger(__name__)
+
+LABEL_ZONE_FAILURE_DOMAIN = "failure-domain.beta.kubernetes.io/zone"
+LABEL_ZONE_REGION = "failure-domain.beta.kubernetes.io/region"
+LABEL_MULTI_ZONE_DELIMITER = "__"
+ZONE_LABELS = (LABEL_ZONE_FAILURE_DOMAIN, LABEL_ZONE_REGION)
+
+VOLUME_BINDING_WAIT = "WaitForFirstConsumer"
+
+
+def label_zones_to_set(value: str) -> set[str]:
+    """``LabelZonesToSet``: split on ``__``, trim; an empty item is a ValueError with upstream's text."""
+    zones = set()
+    for zone in value.split(LABEL_MULTI_ZONE_DELIMITER):
+        trimmed = zone.strip()
+        if not trimmed:
+            raise ValueError(f'"{LABEL_MULTI_ZONE_DELIMITER}" separated list ("{value}") must not contain an empty string')
+        zones.add(trimmed)
+    return zones
+
+
+class VolumeZoneChecker:
+    """``VolumeZoneChecker``; ``volume_scheduling`` is the ``VolumeScheduling`` feature gate."""
+
+    def __init__(self, cluster: ClusterState, volume_scheduling: bool) -> None:
+        self.cluster = cluster
+        self.volume_scheduling = volume_scheduling
+
+    def __call__(self, pod: Pod, meta: PredicateMetadata | None, node_info: NodeInfo | None) -> tuple[bool, list[str]]:
+        if not pod.volumes:
+            return True, []
+        node = require_node(node_info)
+        constraints = {k: v for k, v in node.labels.items() if k in ZONE_LABELS}
+        if not constraints:
+            return True, []
+        for volume in pod.volumes:
+            claim = volume.get("persistentVolumeClaim")
+            if not isinstance(claim, Mapping):
+                continue
+            pv = self._bound_pv(pod, claim)
+            if pv is not None and not self._pv_admits(pod, node, pv, constraints):
+                return False, [ERR_VOLUME_ZONE_CONFLICT]
+        return True, []
+
+    def _bound_pv(self, pod: Pod, claim: Mapping[str, Any]) -> PersistentVolume | None:
+        """The PV bound to the claim; None when the claim is skipped (delayed binding); else errors."""
+        claim_name = claim.get("claimName") or ""
+        if not claim_name:
+            raise PredicateError("PersistentVolumeClaim had no name")
+        try:
+            pvc = self.cluster.get_pvc(pod.namespace, claim_name)
+        except ListerError as e:
+            raise PredicateError(str(e)) from None
+        pv_name = pvc.volume_name
+        if not pv_name:
+            if self._binding_delayed(pvc):
+                return None
+            raise PredicateError(f'PersistentVolumeClaim is not bound: "{claim_name}"')
+        try:
+            return self.cluster.get_pv(pv_name)
+        except ListerError as e:
+            raise PredicateError(str(e)) from None
+
+    def _binding_delayed(self, pvc: PersistentVolumeClaim) -> bool:
+        """True for an unbound claim of a WaitForFirstConsumer class (gate on); errors for an unset mode."""
+        if not self.volume_scheduling:
+            return False
+        # 1.9 reads the spec field here, not the beta storage-class annotation.
+        class_name = (pvc.raw.get("spec") or {}).get("storageClassName") or ""
+        if not class_name:
+            return False
+        try:
+            storage_class = self.cluster.get_storage_class(class_name)
+        except ListerError:
+            return False
+        if storage_class.volume_binding_mode is None:
+            raise PredicateError(f'VolumeBindingMode not set for StorageClass "{class_name}"')
+        return storage_class.volume_binding_mode == VOLUME_BINDING_WAIT
+
+    @staticmethod
+    def _pv_admits(pod: Pod, node: Node, pv: PersistentVolume, constraints: Mapping[str, str]) -> bool:
+        for key, value in pv.labels.items():
+            if key not in ZONE_LABELS:
+                continue
+            try:
+                zones = label_zones_to_set(value)
+            except ValueError as e:
+                log.warning('Failed to parse label for "%s": "%s". Ignoring the label. err=%s. ', key, value, e)
+                continue
+            if constraints.get(key, "") not in zones:
+                log.debug('Won\'t schedule pod "%s" onto node "%s" due to volume "%s" (mismatch on "%s")', pod.name, node.name, pv.name, key)
+                return False
+        return True
+
+
+def new_volume_zone_predicate(args: PluginFactoryArgs) -> FitPredicate:
+    """NoVolumeZoneConflict over the cluster's PVC, PV and StorageClass listers."""
+    return VolumeZoneChecker(args.cluster, args.feature_gates.enabled("VolumeScheduling"))
