@@ -319,25 +319,30 @@ ENTRY_POINT_GROUPS = ("policy_scheduler.predicates", "policy_scheduler.prioritie
 _plugins_loaded = False
 
 
-def load_plugins() -> list[str]:
-    """Import every third-party plugin advertised through the entry-point groups.
+def load_plugins(registry: Registry | None = None) -> list[str]:
+    """Load every third-party plugin advertised through the entry-point groups into ``registry``.
 
-    Each entry point names a module or a callable; a callable is called with the registry, a module is
-    expected to register itself on import (as upstream's plugin packages do in ``init``). Returns the
-    entry points loaded. Loading happens once per process.
+    Each entry point names a callable that receives the registry and registers what it provides (as
+    upstream's plugin packages call the ``Register*`` functions from ``init``); an entry point that names
+    a module registers itself on import. Returns the entry points loaded. For the process registry
+    (the default) this happens once.
     """
     global _plugins_loaded
+    if registry is None:
+        if _plugins_loaded:
+            return []
+        _plugins_loaded = True
+        registry = REGISTRY
     loaded: list[str] = []
-    if _plugins_loaded:
-        return loaded
-    _plugins_loaded = True
     for group in ENTRY_POINT_GROUPS:
         for ep in entry_points(group=group):
             try:
                 obj = ep.load()
+                if callable(obj):
+                    obj(registry)
+            except UserError:
+                raise
             except Exception as e:  # a broken plugin is a configuration error, not a crash
                 raise ConfigurationError(f"cannot load plugin {ep.name} ({ep.value}) from {group}: {e}") from e
-            if callable(obj):
-                obj(REGISTRY)
             loaded.append(f"{group}:{ep.name}")
     return loaded

@@ -184,3 +184,71 @@ def test_explain_records_every_predicate_and_priority():
     assert explanation.nodes["2"].priorities == {"FakeNumericPriority": (2, 1)}
     assert explanation.nodes["2"].total == 2
     assert explanation.nodes["3"].priorities == {}
+
+
+class FakeExtender:
+    """An in-process extender (the HTTP client is the daemon's); behaviour as core/extender.go."""
+
+    def __init__(self, name, reject=(), scores=None, weight=1, fail_filter=False, fail_prioritize=False):
+        self.name = name
+        self.reject = set(reject)
+        self.scores = scores or {}
+        self.weight = weight
+        self.fail_filter = fail_filter
+        self.fail_prioritize = fail_prioritize
+
+    def filter(self, pod, nodes, node_infos):
+        if self.fail_filter:
+            raise SchedulingError(f"Failed filter with extender at URL {self.name}, code 500")
+        return [n for n in nodes if n.name not in self.reject], {n: f"{self.name} rejects {n}" for n in self.reject}
+
+    def prioritize(self, pod, nodes):
+        if self.fail_prioritize:
+            raise SchedulingError("timeout")
+        return [HostPriority(n.name, self.scores.get(n.name, 0)) for n in nodes], self.weight
+
+    def is_binder(self):
+        return False
+
+
+def _extended(extenders, priorities=("EqualPriority",)):
+    cluster = ClusterState()
+    for name in ("machine1", "machine2", "machine3"):
+        cluster.add_node(Node({"metadata": {"name": name}}))
+    return create_from_keys(["FakeTruePredicate"], list(priorities), extenders, cluster=cluster, registry=conformance_registry())
+
+
+def test_extender_filter_and_prioritize():
+    """Extender filters run in order; their messages become reasons; scores add weight × score."""
+    first = FakeExtender("e1", reject={"machine1"}, scores={"machine2": 1, "machine3": 5}, weight=1)
+    second = FakeExtender("e2", reject={"machine3"}, scores={"machine2": 3}, weight=2)
+    scheduler = _extended([first, second])
+    explanation = scheduler.explain(_pod("p"))
+    assert explanation.host == "machine2"  # machine3 was filtered out by e2
+    assert explanation.nodes["machine2"].total == 1 + 1 * 1 + 3 * 2
+    assert explanation.nodes["machine1"].predicates["extender:e1"].reasons == ["e1 rejects machine1"]
+
+
+def test_extenders_rejecting_everything_give_a_fit_error():
+    scheduler = _extended([FakeExtender("e1", reject={"machine1", "machine2", "machine3"})])
+    with pytest.raises(FitError) as exc:
+        scheduler.schedule(_pod("p"))
+    assert str(exc.value) == (
+        "0/3 nodes are available: 1 e1 rejects machine1, 1 e1 rejects machine2, 1 e1 rejects machine3."
+    )
+
+
+def test_extender_errors():
+    """A filter error aborts the attempt; a prioritize error is ignored (its scores dropped)."""
+    with pytest.raises(SchedulingError, match="Failed filter with extender at URL e1, code 500"):
+        _extended([FakeExtender("e1", fail_filter=True)]).schedule(_pod("p"))
+    scheduler = _extended([FakeExtender("bad", fail_prioritize=True), FakeExtender("good", scores={"machine1": 4})])
+    assert scheduler.schedule(_pod("p")) == "machine1"
+
+
+def test_extender_only_prioritizer_disables_equal_priority_fallback():
+    """With an extender and no priority configs there is no EqualPriority fallback (upstream §4.1)."""
+    scheduler = _extended([FakeExtender("e1", scores={"machine3": 2})], priorities=())
+    assert scheduler.prioritize_nodes(_pod("p"), scheduler.cluster.node_list()) == [
+        HostPriority("machine1", 0), HostPriority("machine2", 0), HostPriority("machine3", 2)
+    ]
