@@ -26,8 +26,8 @@ EXIT_USER_ERROR = 2
 
 
 def _setup_logging(verbosity: int) -> None:
-    """``--v``: 0 shows one INFO line per decision; 2 and above add upstream's V(2+) detail."""
-    level = logging.DEBUG if verbosity >= 2 else logging.INFO if verbosity >= 0 else logging.WARNING
+    """``--v``: 0 warnings only, 1 one INFO line per scheduling decision, 2+ upstream's V(2+) detail."""
+    level = logging.DEBUG if verbosity >= 2 else logging.INFO if verbosity == 1 else logging.WARNING
     logging.basicConfig(
         level=level, stream=sys.stderr, format="%(levelname).1s %(asctime)s %(name)s] %(message)s"
     )

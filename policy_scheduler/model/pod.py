@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import ObjectError
@@ -104,8 +105,8 @@ class Pod:
         self.annotations: dict[str, str] = _string_map(obj, "metadata.annotations", meta.get("annotations"))
         self.node_name: str = spec.get("nodeName") or ""
         self.scheduler_name: str = spec.get("schedulerName") or "default-scheduler"
-        self.creation_timestamp: str = meta.get("creationTimestamp") or ""
-        self.deletion_timestamp: str | None = meta.get("deletionTimestamp") or None
+        self.creation_timestamp: str = _timestamp(meta.get("creationTimestamp")) or ""
+        self.deletion_timestamp: str | None = _timestamp(meta.get("deletionTimestamp"))
         self.phase: str = status.get("phase") or ""
         self.owner_references = tuple(
             OwnerReference(
@@ -191,6 +192,17 @@ class Pod:
 
     def __repr__(self) -> str:
         return f"Pod({self.namespace}/{self.name})"
+
+
+def _timestamp(raw: Any) -> str | None:
+    """RFC 3339 text; YAML loaders turn unquoted timestamps (as kubectl prints them) into datetimes."""
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, datetime):
+        if raw.tzinfo is not None:
+            raw = raw.astimezone(timezone.utc).replace(tzinfo=None)
+        return raw.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(raw)
 
 
 def _string_map(obj: str, path: str, raw: Any) -> dict[str, str]:

@@ -115,7 +115,7 @@ def explanation_table(e: Explanation) -> str:
                 failed.append(f"{pname}: error: {r.error}")
             elif not r.fit:
                 texts = ", ".join(f"{reason} ({describe(reason)})" if describe(reason) != reason else reason for reason in r.reasons)
-                failed.append(f"{pname}: {texts}")
+                failed.append(texts if list(r.reasons) == [pname] else f"{pname}: {texts}")
         total = "" if not n.fit or n.total is None else str(n.total)
         rows.append([name, "yes" if n.fit else "no", total, "; ".join(failed)])
     out = [head, "", _table(rows)]

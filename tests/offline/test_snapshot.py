@@ -114,3 +114,17 @@ def test_unknown_pod_reference(tmp_path):
     snap = load_snapshot([write(tmp_path, "n.yaml", NODE)])
     with pytest.raises(SnapshotError, match="pod default/ghost is not in the snapshot"):
         snap.find_pod("ghost")
+
+
+def test_unquoted_timestamps_as_kubectl_prints_them(tmp_path):
+    path = write(tmp_path, "pods.yaml", """
+        apiVersion: v1
+        kind: List
+        items:
+        - {apiVersion: v1, kind: Pod, metadata: {name: later, creationTimestamp: 2018-01-02T00:00:00Z}, spec: {containers: [{}]}}
+        - {apiVersion: v1, kind: Pod, metadata: {name: earlier, creationTimestamp: "2018-01-01T00:00:00Z"}, spec: {containers: [{}]}}
+        - {apiVersion: v1, kind: Pod, metadata: {name: unset}, spec: {containers: [{}]}}
+        """)
+    snap = load_snapshot([path])
+    assert [p.name for p in snap.pending_pods()] == ["unset", "earlier", "later"]
+    assert snap.find_pod("later").creation_timestamp == "2018-01-02T00:00:00Z"
