@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kubernetes import client
@@ -33,11 +34,13 @@ def read_cluster_snapshot(
     objects: list[dict[str, Any]] = []
     for kind, api_version, api_class, method in _LISTS:
         try:
-            response = getattr(api_class(api), method)()
+            # The raw JSON, as the API server sent it: the engine parses it once itself.
+            response = getattr(api_class(api), method)(_preload_content=False)
+            items = json.loads(response.data).get("items") or ()
         except ApiException as e:
             raise UserError(f"listing {kind}s from {api.configuration.host}: {e.status} {e.reason}") from None
-        except HTTPError as e:
+        except (HTTPError, ValueError) as e:
             raise UserError(f"listing {kind}s from {api.configuration.host}: {e}") from None
-        for item in api.sanitize_for_serialization(response).get("items") or ():
+        for item in items:
             objects.append({**item, "kind": kind, "apiVersion": api_version})
     return load_objects(objects, api.configuration.host)
