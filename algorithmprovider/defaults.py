@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 
-from policy_scheduler.algorithm import PriorityConfigFactory
+from policy_scheduler import fastpath
+from policy_scheduler.algorithm import PluginFactoryArgs, PriorityConfigFactory
+from policy_scheduler.fastpath import predicates as fast_predicates
+from policy_scheduler.fastpath import priorities as fast_priorities
 from policy_scheduler.features import FeatureGates
 from policy_scheduler.predicates import (
     PredicateMetadataFactory,
@@ -52,26 +55,69 @@ DEFAULT_PROVIDER = "DefaultProvider"
 CLUSTER_AUTOSCALER_PROVIDER = "ClusterAutoscalerProvider"
 
 
+# Vectorised forms of the plain built-ins (the per-node functions stay the reference).
+for _reference, _form in (
+    (pod_fits_resources, fast_predicates.pod_fits_resources),
+    (pod_fits_host, fast_predicates.pod_fits_host),
+    (pod_fits_host_ports, fast_predicates.pod_fits_host_ports),
+    (pod_match_node_selector, fast_predicates.pod_match_node_selector),
+    (general_predicates, fast_predicates.general_predicates),
+    (check_node_condition, fast_predicates.check_node_condition),
+    (check_node_memory_pressure, fast_predicates.check_node_memory_pressure),
+    (check_node_disk_pressure, fast_predicates.check_node_disk_pressure),
+    (pod_tolerates_node_taints, fast_predicates.pod_tolerates_node_taints),
+    (no_disk_conflict, fast_predicates.no_volumes),
+    (least_requested_priority_map, fast_priorities.least_requested),
+    (most_requested_priority_map, fast_priorities.most_requested),
+    (balanced_resource_allocation_map, fast_priorities.balanced_resource_allocation),
+    (calculate_node_prefer_avoid_pods_priority_map, fast_priorities.node_prefer_avoid_pods),
+):
+    fastpath.attach(_reference, _form)
+fastpath.attach(calculate_node_affinity_priority_map, fast_priorities.node_affinity, calculate_node_affinity_priority_reduce)
+fastpath.attach(compute_taint_toleration_priority_map, fast_priorities.taint_toleration, compute_taint_toleration_priority_reduce)
+
+
+def _volume_count(filter_name: str):
+    return lambda args: fastpath.attach(new_max_pd_volume_count_predicate(filter_name, args), fast_predicates.no_volumes)
+
+
+def _volume_zone(args: PluginFactoryArgs):
+    return fastpath.attach(new_volume_zone_predicate(args), fast_predicates.no_volumes)
+
+
+def _volume_binding(args: PluginFactoryArgs):
+    return fastpath.attach(new_volume_binding_predicate(args), fast_predicates.volume_binding(args.feature_gates))
+
+
+def _pod_affinity(args: PluginFactoryArgs):
+    checker = new_pod_affinity_predicate(args)
+    return fastpath.attach(checker, fast_predicates.inter_pod_affinity(checker))
+
+
+def _selector_spread(args: PluginFactoryArgs, services_only: bool = False):
+    map_fn, reduce_fn = new_selector_spread_priority(args, services_only=services_only)
+    fastpath.attach(map_fn, fast_priorities.selector_spread, reduce_fn)
+    return map_fn, reduce_fn
+
+
+def _inter_pod_affinity(args: PluginFactoryArgs):
+    return fastpath.attach(new_inter_pod_affinity_priority(args), fast_priorities.inter_pod_affinity(args))
+
+
 def _default_predicates(reg: Registry) -> set[str]:
     return {
-        reg.register_fit_predicate_factory("NoVolumeZoneConflict", new_volume_zone_predicate),
-        reg.register_fit_predicate_factory(
-            "MaxEBSVolumeCount", lambda args: new_max_pd_volume_count_predicate("EBS", args)
-        ),
-        reg.register_fit_predicate_factory(
-            "MaxGCEPDVolumeCount", lambda args: new_max_pd_volume_count_predicate("GCE", args)
-        ),
-        reg.register_fit_predicate_factory(
-            "MaxAzureDiskVolumeCount", lambda args: new_max_pd_volume_count_predicate("AzureDisk", args)
-        ),
-        reg.register_fit_predicate_factory("MatchInterPodAffinity", new_pod_affinity_predicate),
+        reg.register_fit_predicate_factory("NoVolumeZoneConflict", _volume_zone),
+        reg.register_fit_predicate_factory("MaxEBSVolumeCount", _volume_count("EBS")),
+        reg.register_fit_predicate_factory("MaxGCEPDVolumeCount", _volume_count("GCE")),
+        reg.register_fit_predicate_factory("MaxAzureDiskVolumeCount", _volume_count("AzureDisk")),
+        reg.register_fit_predicate_factory("MatchInterPodAffinity", _pod_affinity),
         reg.register_fit_predicate("NoDiskConflict", no_disk_conflict),
         reg.register_fit_predicate("GeneralPredicates", general_predicates),
         reg.register_fit_predicate("CheckNodeMemoryPressure", check_node_memory_pressure),
         reg.register_fit_predicate("CheckNodeDiskPressure", check_node_disk_pressure),
         reg.register_mandatory_fit_predicate("CheckNodeCondition", check_node_condition),
         reg.register_fit_predicate("PodToleratesNodeTaints", pod_tolerates_node_taints),
-        reg.register_fit_predicate_factory("CheckVolumeBinding", new_volume_binding_predicate),
+        reg.register_fit_predicate_factory("CheckVolumeBinding", _volume_binding),
     }
 
 
@@ -79,11 +125,11 @@ def _default_priorities(reg: Registry) -> set[str]:
     return {
         reg.register_priority_config_factory(
             "SelectorSpreadPriority",
-            PriorityConfigFactory(1, map_reduce=lambda args: new_selector_spread_priority(args)),
+            PriorityConfigFactory(1, map_reduce=_selector_spread),
         ),
         reg.register_priority_config_factory(
             "InterPodAffinityPriority",
-            PriorityConfigFactory(1, function=new_inter_pod_affinity_priority),
+            PriorityConfigFactory(1, function=_inter_pod_affinity),
         ),
         reg.register_priority_function2("LeastRequestedPriority", least_requested_priority_map, None, 1),
         reg.register_priority_function2("BalancedResourceAllocation", balanced_resource_allocation_map, None, 1),
@@ -132,7 +178,7 @@ def register_defaults(reg: Registry) -> None:
 
     reg.register_priority_config_factory(
         "ServiceSpreadingPriority",
-        PriorityConfigFactory(1, map_reduce=lambda args: new_selector_spread_priority(args, services_only=True)),
+        PriorityConfigFactory(1, map_reduce=lambda args: _selector_spread(args, services_only=True)),
     )
     reg.register_priority_function2("EqualPriority", equal_priority_map, None, 1)
     reg.register_priority_function2("ImageLocalityPriority", image_locality_priority_map, None, 1)

@@ -55,12 +55,14 @@ class RunResult:
         return placement_hash(self.pairs)
 
 
-def prepare(data: dict[str, Any], source: AlgorithmSource) -> tuple[GenericScheduler, list[Pod]]:
+def prepare(
+    data: dict[str, Any], source: AlgorithmSource, vectorized: bool = True
+) -> tuple[GenericScheduler, list[Pod]]:
     """Load the objects, build the cluster and the scheduler; the pending pods in index order."""
     snapshot = load_objects(to_objects(data), "benchmark")
     cluster = snapshot.cluster_state()
     weight = data.get("hardPodAffinitySymmetricWeight") or 1
-    scheduler = source.build(cluster, hard_pod_affinity_symmetric_weight=weight)
+    scheduler = source.build(cluster, hard_pod_affinity_symmetric_weight=weight, vectorized=vectorized)
     by_name = {(p.namespace, p.name): p for p in snapshot.pods if not p.node_name}
     pending = [
         by_name[(raw["metadata"].get("namespace") or "default", raw["metadata"]["name"])]
@@ -82,9 +84,9 @@ def schedule_pending(scheduler: GenericScheduler, pods: list[Pod]) -> RunResult:
     return RunResult(placements, latencies, clock() - start)
 
 
-def run(data: dict[str, Any], source: AlgorithmSource) -> RunResult:
+def run(data: dict[str, Any], source: AlgorithmSource, vectorized: bool = True) -> RunResult:
     """One benchmark run on a fresh cluster and a fresh scheduler."""
-    scheduler, pending = prepare(data, source)
+    scheduler, pending = prepare(data, source, vectorized)
     gc.collect()
     return schedule_pending(scheduler, pending)
 
@@ -103,9 +105,13 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def report(nodes: int, pods: int, seed: int, source: AlgorithmSource, result: RunResult) -> dict[str, Any]:
+def report(
+    nodes: int, pods: int, seed: int, source: AlgorithmSource, result: RunResult, reference: bool = False
+) -> dict[str, Any]:
     seconds = result.total_ns / 1e9
     line: dict[str, Any] = {"nodes": nodes, "pods": pods, "seed": seed}
+    if reference:
+        line["path"] = "reference"
     if source.provider is not None:
         line["provider"] = source.provider
     else:
@@ -132,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--provider", help=f"algorithm provider (default {DEFAULT_PROVIDER})")
     group.add_argument("--policy", help="a Policy file instead of a provider")
     parser.add_argument("--repeat", type=int, default=1, help="runs, each on a fresh cluster and scheduler")
+    parser.add_argument("--reference", action="store_true",
+                        help="schedule on the per-node reference path only (to verify the vectorised placements)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -139,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     data = generate(args.nodes, args.pods, args.seed)
     rates = []
     for _ in range(args.repeat):
-        line = report(args.nodes, args.pods, args.seed, source, run(data, source))
+        result = run(data, source, vectorized=not args.reference)
+        line = report(args.nodes, args.pods, args.seed, source, result, args.reference)
         rates.append(line["pods_per_second"] or 0.0)
         print(json.dumps(line), flush=True)
     if args.repeat > 1:

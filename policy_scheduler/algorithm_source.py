@@ -35,6 +35,7 @@ class AlgorithmSource:
         feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
         hard_pod_affinity_symmetric_weight: int = 1,
         extender_factory: ExtenderFactory | None = None,
+        vectorized: bool = True,
     ) -> GenericScheduler:
         """Build a scheduler over ``cluster``; errors carry kube-scheduler's start-up wording."""
         if self.provider is not None:
@@ -44,6 +45,7 @@ class AlgorithmSource:
                     cluster=cluster,
                     feature_gates=feature_gates,
                     hard_pod_affinity_symmetric_weight=hard_pod_affinity_symmetric_weight,
+                    vectorized=vectorized,
                 )
             except UserError as e:
                 raise RegistryError(f'couldn\'t create scheduler using provider "{self.provider}": {e}') from None
@@ -55,6 +57,7 @@ class AlgorithmSource:
                 feature_gates=feature_gates,
                 hard_pod_affinity_symmetric_weight=hard_pod_affinity_symmetric_weight,
                 extender_factory=extender_factory,
+                vectorized=vectorized,
             )
         except UserError as e:
             raise PolicyError(f"{self.label}: couldn't create scheduler from policy: {e}") from None

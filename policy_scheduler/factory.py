@@ -42,9 +42,13 @@ def create_from_keys(
     registry: Registry | None = None,
     hard_pod_affinity_symmetric_weight: int = 1,
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
+    vectorized: bool = True,
     _prepared_registry: Registry | None = None,
 ) -> GenericScheduler:
-    """``CreateFromKeys``: resolve predicate and priority names and build the generic scheduler."""
+    """``CreateFromKeys``: resolve predicate and priority names and build the generic scheduler.
+
+    ``vectorized=False`` keeps the scheduler on the per-node reference path (for verification).
+    """
     weight = hard_pod_affinity_symmetric_weight
     if weight < 1 or weight > 100:
         raise RegistryError(f"invalid hardPodAffinitySymmetricWeight: {weight}, must be in the range 1-100")
@@ -54,7 +58,7 @@ def create_from_keys(
     prioritizers = reg.get_priority_function_configs(priority_keys, args)
     predicate_meta = reg.predicate_metadata_producer(args, reg) if reg.predicate_metadata_producer else None
     priority_meta = reg.priority_metadata_producer(args) if reg.priority_metadata_producer else None
-    return GenericScheduler(cluster, predicates, prioritizers, predicate_meta, priority_meta, extenders)
+    return GenericScheduler(cluster, predicates, prioritizers, predicate_meta, priority_meta, extenders, vectorized)
 
 
 def create_from_provider(
@@ -64,6 +68,7 @@ def create_from_provider(
     registry: Registry | None = None,
     hard_pod_affinity_symmetric_weight: int = 1,
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
+    vectorized: bool = True,
 ) -> GenericScheduler:
     """``CreateFromProvider``."""
     log.debug("Creating scheduler from algorithm provider '%s'", name)
@@ -75,6 +80,7 @@ def create_from_provider(
         cluster=cluster,
         hard_pod_affinity_symmetric_weight=hard_pod_affinity_symmetric_weight,
         feature_gates=feature_gates,
+        vectorized=vectorized,
         _prepared_registry=reg,
     )
 
@@ -92,6 +98,7 @@ def create_from_policy(
     hard_pod_affinity_symmetric_weight: int = 1,
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
     extender_factory: ExtenderFactory | None = None,
+    vectorized: bool = True,
 ) -> GenericScheduler:
     """``CreateFromConfig``: validate, register the Policy's custom algorithms, build extenders, build.
 
@@ -127,5 +134,6 @@ def create_from_policy(
         cluster=cluster,
         hard_pod_affinity_symmetric_weight=weight,
         feature_gates=feature_gates,
+        vectorized=vectorized,
         _prepared_registry=reg,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Protocol
 
 from ..model.labels import SelectorError
 from ..model.node import Node
@@ -19,6 +20,16 @@ from .node_info import NodeInfo
 
 class ListerError(LookupError):
     """A lister lookup failed (not found, or upstream's lister error)."""
+
+
+class ClusterObserver(Protocol):
+    """Derived views (e.g. columnar node arrays) that must stay in step with the cache."""
+
+    def pod_added(self, pod: Pod) -> None: ...
+
+    def pod_removed(self, pod: Pod) -> None: ...
+
+    def nodes_changed(self) -> None: ...
 
 
 class ClusterState:
@@ -34,6 +45,7 @@ class ClusterState:
         self.storage_classes: dict[str, StorageClass] = {}
         self._nodes: dict[str, Node] = {}
         self._node_list: list[Node] | None = None
+        self.observers: list[ClusterObserver] = []
 
     # -- nodes -----------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -44,6 +56,8 @@ class ClusterState:
         else:
             info.set_node(node)
         self._node_list = None
+        for observer in self.observers:
+            observer.nodes_changed()
 
     update_node = add_node
 
@@ -55,6 +69,8 @@ class ClusterState:
             if not info.pods:
                 del self.node_infos[name]
         self._node_list = None
+        for observer in self.observers:
+            observer.nodes_changed()
 
     def node_list(self) -> list[Node]:
         """``NodeLister.List()``: every node, in name order (upstream's order is unspecified)."""
@@ -80,6 +96,8 @@ class ClusterState:
         if info is None:
             info = self.node_infos[pod.node_name] = NodeInfo()
         info.add_pod(pod)
+        for observer in self.observers:
+            observer.pod_added(pod)
 
     def remove_pod(self, pod: Pod) -> None:
         cached = self.pods.pop(pod.key)
@@ -87,6 +105,8 @@ class ClusterState:
         info.remove_pod(cached)
         if info.node is None and not info.pods:
             del self.node_infos[cached.node_name]
+        for observer in self.observers:
+            observer.pod_removed(cached)
 
     def assume(self, pod: Pod, node_name: str) -> Pod:
         """Assume ``pod`` onto ``node_name``; returns the bound copy that is now cached."""

@@ -8,6 +8,13 @@ round-robin by a counter that advances only when two or more nodes are feasible.
 Where upstream leaves an order unspecified (Go map iteration, goroutine completion) this port is
 deterministic: nodes in name order, predicates in the 1.10 evaluation order followed by the remaining
 names in ascending order, aggregated error messages sorted.
+
+Two paths compute the same decision. The *reference* path runs every predicate and priority node by node
+(it alone explains and builds FitError reasons). The *vectorised* path (``vectorized=True``, the
+default without extenders) evaluates the forms of :mod:`policy_scheduler.fastpath` over
+:class:`NodeColumns` for all nodes at once, runs the reference function for any predicate or priority
+without a usable form, and hands over to the reference path whenever no node fits or anything errors, so
+messages and errors always come from the reference.
 """
 
 from __future__ import annotations
@@ -18,13 +25,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..algorithm import FitPredicate, HostPriority, PriorityConfig
 from ..cache.cluster import ClusterState
 from ..cache.node_info import NodeInfo
 from ..errors import PredicateError, PriorityError, SchedulingError
+from ..fastpath import predicate_form, priority_form
 from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
+from .columns import NodeColumns
 from .extender import SchedulerExtender
 
 log = logging.getLogger(__name__)
@@ -105,6 +116,7 @@ class GenericScheduler:
         predicate_metadata_producer: MetadataProducer | None = None,
         priority_metadata_producer: MetadataProducer | None = None,
         extenders: Sequence[SchedulerExtender] = (),
+        vectorized: bool = True,
     ) -> None:
         self.cluster = cluster
         self.predicates = dict(predicates)
@@ -115,6 +127,10 @@ class GenericScheduler:
         self.priority_metadata_producer = priority_metadata_producer or (lambda pod, infos: None)
         self.extenders = list(extenders)
         self.last_node_index = 0
+        # Extender calls are I/O: they are made once, on the reference path.
+        self.columns = NodeColumns(cluster) if vectorized and not self.extenders else None
+        self._predicate_forms = [(p, predicate_form(p)) for _, p in self._ordered_predicates]
+        self._priority_forms = [priority_form(c) for c in self.prioritizers]
 
     # -- the algorithm ----------------------------------------------------------------------------
     def schedule(self, pod: Pod) -> str:
@@ -134,6 +150,10 @@ class GenericScheduler:
         nodes = self.cluster.node_list()
         if not nodes:
             raise SchedulingError(NO_NODES_AVAILABLE)
+        if explanation is None and self.columns is not None:
+            host = self._schedule_vectorized(pod)
+            if host is not None:
+                return host
         filtered, failed = self.find_nodes_that_fit(pod, nodes, explanation)
         if not filtered:
             raise FitError(pod, len(nodes), failed)
@@ -319,6 +339,72 @@ class GenericScheduler:
         ix = self.last_node_index % ties
         self.last_node_index += 1
         return ordered[ix].host
+
+    # -- the vectorised path ---------------------------------------------------------------------
+    def _schedule_vectorized(self, pod: Pod) -> str | None:
+        """The host, or None to let the reference path decide (nothing fits, or something errors)."""
+        cols = self.columns
+        assert cols is not None
+        candidates = self._filter_vectorized(pod, cols)
+        if candidates is None or not candidates.size:
+            return None
+        if candidates.size == 1:
+            return cols.names[int(candidates[0])]
+        totals = self._prioritize_vectorized(pod, cols, candidates)
+        if totals is None:
+            nodes = [cols.nodes[int(i)] for i in candidates]
+            return self.select_host(self.prioritize_nodes(pod, nodes))
+        best = np.flatnonzero(totals == totals.max())
+        # Ties rotate through the tied hosts in descending name order; rows are in ascending name order.
+        ix = self.last_node_index % best.size
+        self.last_node_index += 1
+        return cols.names[int(candidates[best[best.size - 1 - ix]])]
+
+    def _filter_vectorized(self, pod: Pod, cols: NodeColumns) -> np.ndarray | None:
+        if not self.predicates:
+            return np.arange(len(cols.names))
+        meta = self.predicate_metadata_producer(pod, self.cluster.node_infos)
+        mask = np.ones(len(cols.names), dtype=bool)
+        for predicate, form in self._predicate_forms:
+            fits = form(pod, meta, cols) if form is not None else None
+            if fits is None:
+                fits = np.empty(len(cols.names), dtype=bool)
+                for i, info in enumerate(cols.infos):
+                    try:
+                        fits[i] = predicate(pod, meta, info)[0]
+                    except PredicateError:
+                        return None
+            mask &= fits
+        return np.flatnonzero(mask)
+
+    def _prioritize_vectorized(self, pod: Pod, cols: NodeColumns, candidates: np.ndarray) -> np.ndarray | None:
+        if not self.prioritizers:
+            return np.ones(candidates.size, dtype=np.int64)
+        meta = self.priority_metadata_producer(pod, self.cluster.node_infos)
+        totals = np.zeros(candidates.size, dtype=np.int64)
+        nodes: list[Node] | None = None
+        for config, form in zip(self.prioritizers, self._priority_forms):
+            scores = form(pod, meta, cols, candidates) if form is not None else None
+            if scores is None:
+                if nodes is None:
+                    nodes = [cols.nodes[int(i)] for i in candidates]
+                try:
+                    scores = np.array([hp.score for hp in self._run_priority(config, pod, meta, nodes)], dtype=np.int64)
+                except PriorityError:
+                    return None
+            totals += config.weight * scores
+        return totals
+
+    def _run_priority(self, config: PriorityConfig, pod: Pod, meta: Any, nodes: list[Node]) -> list[HostPriority]:
+        """One priority the reference way: map (+ reduce) over ``nodes``, or the legacy function."""
+        infos = self.cluster.node_infos
+        if config.function is not None:
+            return config.function(pod, infos, nodes)
+        assert config.map is not None
+        result = [HostPriority(n.name, config.map(pod, meta, infos.get(n.name))) for n in nodes]
+        if config.reduce is not None:
+            config.reduce(pod, meta, infos, result)
+        return result
 
     def _explain_single(self, pod: Pod, filtered: Sequence[Node], explanation: Explanation) -> None:
         """One feasible node: upstream runs no priority; show the scores anyway, for information."""

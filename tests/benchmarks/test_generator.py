@@ -80,7 +80,9 @@ def test_placement_hash_format():
     ],
     ids=["n4-p12-seed7", "n100-p500-seed1"],
 )
-def test_placements_match_upstream(nodes: int, pods: int, seed: int, expected: str):
-    result = run(generate(nodes, pods, seed), from_provider("DefaultProvider"))
+@pytest.mark.parametrize("vectorized", [True, False], ids=["vectorized", "reference"])
+def test_placements_match_upstream(nodes: int, pods: int, seed: int, expected: str, vectorized: bool):
+    """Both scheduling paths place every pod exactly where upstream 1.9 does."""
+    result = run(generate(nodes, pods, seed), from_provider("DefaultProvider"), vectorized=vectorized)
     assert len(result.placements) == pods
     assert result.placement_hash == expected

@@ -1,0 +1,208 @@
+"""NodeColumns: the scheduler cache as arrays over nodes, kept in step with it.
+
+Row *i* is ``cluster.node_list()[i]`` (nodes in name order). Resource columns are updated incrementally
+when a pod is added or removed; everything that depends on nodes only (allocatable, conditions, label
+topology, per-signature masks) is rebuilt when a node changes. A label index of the cached pods lets the
+vectorised predicates and priorities find the pods a selector matches without scanning every pod.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Collection, Hashable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ..cache.cluster import ClusterState
+from ..model.labels import IN, Selector
+from ..model.node import Node
+from ..model.pod import Pod
+
+I64 = np.int64
+
+
+class NodeColumns:
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self.generation = 0
+        self._rebuild()
+        cluster.observers.append(self)
+
+    # -- construction ---------------------------------------------------------------------------
+    def _rebuild(self) -> None:
+        cluster = self.cluster
+        self.nodes: list[Node] = list(cluster.node_list())
+        self.names = [n.name for n in self.nodes]
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self.names_array = np.array(self.names, dtype=object)
+        infos = [cluster.node_infos[name] for name in self.names]
+        self.infos = infos
+        n = len(infos)
+
+        def col(get: Callable[[Any], int]) -> np.ndarray:
+            return np.fromiter((get(i) for i in infos), dtype=I64, count=n)
+
+        self.alloc_cpu = col(lambda i: i.allocatable.milli_cpu)
+        self.alloc_memory = col(lambda i: i.allocatable.memory)
+        self.alloc_gpu = col(lambda i: i.allocatable.nvidia_gpu)
+        self.alloc_ephemeral = col(lambda i: i.allocatable.ephemeral_storage)
+        self.alloc_pods = col(lambda i: i.allocatable.allowed_pod_number)
+        self.req_cpu = col(lambda i: i.requested.milli_cpu)
+        self.req_memory = col(lambda i: i.requested.memory)
+        self.req_gpu = col(lambda i: i.requested.nvidia_gpu)
+        self.req_ephemeral = col(lambda i: i.requested.ephemeral_storage)
+        self.nonzero_cpu = col(lambda i: i.nonzero_milli_cpu)
+        self.nonzero_memory = col(lambda i: i.nonzero_memory)
+        self.pod_count = col(lambda i: len(i.pods))
+        self.memory_pressure = np.array([i.memory_pressure == "True" for i in infos], dtype=bool)
+        self.disk_pressure = np.array([i.disk_pressure == "True" for i in infos], dtype=bool)
+        self._scalar_alloc: dict[str, np.ndarray] = {}
+        self._scalar_req: dict[str, np.ndarray] = {}
+        # Node-only derived data, keyed by a signature; dropped whenever nodes change.
+        self._node_cache: dict[Hashable, Any] = {}
+        # Pod index.
+        self._pods_by_namespace: dict[str, dict[str, Pod]] = defaultdict(dict)
+        self._pods_by_label: dict[tuple[str, str, str], dict[str, Pod]] = defaultdict(dict)
+        self.pods_with_affinity: dict[str, Pod] = {}
+        for pod in cluster.list_pods():
+            self._index(pod)
+        self.generation += 1
+
+    def nodes_changed(self) -> None:
+        self._rebuild()
+
+    # -- incremental updates --------------------------------------------------------------------
+    def pod_added(self, pod: Pod) -> None:
+        self._account(pod, 1)
+        self._index(pod)
+
+    def pod_removed(self, pod: Pod) -> None:
+        self._account(pod, -1)
+        self._unindex(pod)
+
+    def _account(self, pod: Pod, sign: int) -> None:
+        i = self.index.get(pod.node_name)
+        if i is None:
+            return
+        r = pod.container_request
+        self.req_cpu[i] += sign * r.milli_cpu
+        self.req_memory[i] += sign * r.memory
+        self.req_gpu[i] += sign * r.nvidia_gpu
+        self.req_ephemeral[i] += sign * r.ephemeral_storage
+        self.nonzero_cpu[i] += sign * pod.nonzero_milli_cpu
+        self.nonzero_memory[i] += sign * pod.nonzero_memory
+        self.pod_count[i] += sign
+        for name, v in r.scalar.items():
+            self.scalar_requested(name)[i] += sign * v
+
+    def _index(self, pod: Pod) -> None:
+        if pod.node_name not in self.index:
+            return
+        key = pod.key
+        self._pods_by_namespace[pod.namespace][key] = pod
+        for k, v in pod.labels.items():
+            self._pods_by_label[(pod.namespace, k, v)][key] = pod
+        if pod.affinity is not None and (pod.affinity.pod_affinity is not None or pod.affinity.pod_anti_affinity is not None):
+            self.pods_with_affinity[key] = pod
+
+    def _unindex(self, pod: Pod) -> None:
+        key = pod.key
+        self._pods_by_namespace.get(pod.namespace, {}).pop(key, None)
+        for k, v in pod.labels.items():
+            self._pods_by_label.get((pod.namespace, k, v), {}).pop(key, None)
+        self.pods_with_affinity.pop(key, None)
+
+    # -- derived columns ------------------------------------------------------------------------
+    def scalar_allocatable(self, name: str) -> np.ndarray:
+        col = self._scalar_alloc.get(name)
+        if col is None:
+            col = self._scalar_alloc[name] = np.fromiter(
+                (i.allocatable.scalar.get(name, 0) for i in self.infos), dtype=I64, count=len(self.infos)
+            )
+        return col
+
+    def scalar_requested(self, name: str) -> np.ndarray:
+        col = self._scalar_req.get(name)
+        if col is None:
+            col = self._scalar_req[name] = np.fromiter(
+                (i.requested.scalar.get(name, 0) for i in self.infos), dtype=I64, count=len(self.infos)
+            )
+        return col
+
+    def node_cached(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """A value derived from the nodes only (labels, taints, conditions), computed once per node set."""
+        try:
+            return self._node_cache[key]
+        except KeyError:
+            value = self._node_cache[key] = compute()
+            return value
+
+    def per_node(self, key: Hashable, fn: Callable[[int], Any], dtype: Any, nodes: Iterable[int] | None = None,
+                 default: Any = 0) -> np.ndarray:
+        """``fn(i)`` for every node (or only ``nodes``, others ``default``), cached under ``key``."""
+        def compute() -> np.ndarray:
+            out = np.full(len(self.names), default, dtype=dtype)
+            for i in range(len(self.names)) if nodes is None else nodes:
+                out[i] = fn(i)
+            return out
+
+        return self.node_cached(key, compute)
+
+    def topology(self, key: str) -> tuple[np.ndarray, dict[str, int]]:
+        """Per node, an id of its value of label ``key`` (-1 when absent), and the value → id map."""
+        def compute() -> tuple[np.ndarray, dict[str, int]]:
+            values: dict[str, int] = {}
+            ids = np.full(len(self.nodes), -1, dtype=I64)
+            for i, node in enumerate(self.nodes):
+                v = node.labels.get(key)
+                if v is not None:
+                    ids[i] = values.setdefault(v, len(values))
+            return ids, values
+
+        return self.node_cached(("topology", key), compute)
+
+    # -- pod lookups ----------------------------------------------------------------------------
+    def pods_matching(self, namespaces: Collection[str], selector: Selector) -> list[Pod]:
+        """Cached pods (on known nodes) in ``namespaces`` whose labels ``selector`` matches."""
+        reqs = selector.requirements
+        if reqs is None:
+            return []
+        eq = next((r for r in reqs if r.op == IN and len(r.values) == 1), None)
+        out = []
+        for ns in namespaces:
+            if eq is not None:
+                (value,) = eq.values
+                candidates = self._pods_by_label.get((ns, eq.key, value))
+            else:
+                candidates = self._pods_by_namespace.get(ns)
+            if candidates:
+                out.extend(p for p in candidates.values() if selector.matches(p.labels))
+        return out
+
+    def node_indices(self, pods: Iterable[Pod]) -> np.ndarray:
+        index = self.index
+        return np.fromiter((index[p.node_name] for p in pods), dtype=I64)
+
+    def topology_mask(self, key: str, node_idx: np.ndarray) -> np.ndarray:
+        """Nodes sharing label ``key``'s value with any of the nodes ``node_idx`` (NodesHaveSameTopologyKey)."""
+        ids, values = self.topology(key)
+        if not node_idx.size:
+            return np.zeros(len(ids), dtype=bool)
+        hit = np.zeros(len(values) + 1, dtype=bool)
+        hit[ids[node_idx]] = True  # -1 lands in the extra last slot
+        hit[-1] = False
+        return hit[ids]
+
+    def topology_counts(self, key: str, node_idx: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per node: the (weighted) number of ``node_idx`` entries in the same ``key`` domain."""
+        ids, values = self.topology(key)
+        if not node_idx.size or not values:
+            return np.zeros(len(ids), dtype=I64)
+        t = ids[node_idx]
+        keep = t >= 0
+        w = None if weights is None else weights[keep]
+        per_value = np.bincount(t[keep], weights=w, minlength=len(values))
+        per_value = np.rint(per_value).astype(I64) if w is not None else per_value.astype(I64)
+        out = np.where(ids >= 0, per_value[np.maximum(ids, 0)], 0)
+        return out.astype(I64)

@@ -1,0 +1,42 @@
+"""Vectorised forms of the built-in predicates and priorities.
+
+Each form computes, for every node at once over :class:`~policy_scheduler.core.columns.NodeColumns`,
+exactly what the per-node reference function computes node by node; the per-node functions stay the
+reference (and the only path for ``explain`` and FitError reasons). A form returns ``None`` when it
+cannot guarantee the reference's outcome for this pod (an error is possible, or the input is unusual);
+the scheduler then runs the reference function instead.
+
+* predicate form: ``(pod, meta, columns) -> bool array over all nodes | None``
+* priority form: ``(pod, meta, columns, candidates: int array) -> int64 scores after reduce | None``
+
+Forms are attached to the reference callables by :func:`attach`; a priority form states the reduce
+function it already includes, and is used only when the configured reduce is that one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+VECTORIZED = "vectorized"
+VECTORIZED_REDUCE = "vectorized_reduce"
+
+
+def attach(reference: Any, form: Callable[..., Any], reduce: Callable[..., Any] | None = None) -> Any:
+    """Attach ``form`` to ``reference`` (a predicate, a priority map or a legacy priority function)."""
+    setattr(reference, VECTORIZED, form)
+    setattr(reference, VECTORIZED_REDUCE, reduce)
+    return reference
+
+
+def predicate_form(predicate: Any) -> Callable[..., Any] | None:
+    return getattr(predicate, VECTORIZED, None)
+
+
+def priority_form(config: Any) -> Callable[..., Any] | None:
+    """The form for a built PriorityConfig, if its reference has one matching its reduce step."""
+    reference = config.function if config.function is not None else config.map
+    form = getattr(reference, VECTORIZED, None)
+    if form is None or getattr(reference, VECTORIZED_REDUCE, None) is not config.reduce:
+        return None
+    return form

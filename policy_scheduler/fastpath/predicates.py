@@ -1,0 +1,159 @@
+"""Vectorised forms of the 1.9 fit predicates (see the package docstring for the contract)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import predicates as reference
+from ..features import FeatureGates
+from ..model.taints import NO_EXECUTE, NO_SCHEDULE
+from ..predicates.inter_pod_affinity import PodAffinityChecker, _pod_matches_own_term
+
+if TYPE_CHECKING:
+    from ..core.columns import NodeColumns
+    from ..model.pod import Pod
+
+Mask = np.ndarray
+
+
+def _all(cols: NodeColumns) -> Mask:
+    return np.ones(len(cols.names), dtype=bool)
+
+
+def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    request = meta.pod_request if meta is not None else pod.request
+    mask = cols.pod_count + 1 <= cols.alloc_pods
+    if request.is_zero_request():
+        return mask
+    mask &= cols.alloc_cpu >= request.milli_cpu + cols.req_cpu
+    mask &= cols.alloc_memory >= request.memory + cols.req_memory
+    mask &= cols.alloc_gpu >= request.nvidia_gpu + cols.req_gpu
+    mask &= cols.alloc_ephemeral >= request.ephemeral_storage + cols.req_ephemeral
+    for name, value in request.scalar.items():
+        mask &= cols.scalar_allocatable(name) >= value + cols.scalar_requested(name)
+    return mask
+
+
+def pod_fits_host(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    if not pod.node_name:
+        return _all(cols)
+    return cols.names_array == pod.node_name
+
+
+def pod_fits_host_ports(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    mask = _all(cols)
+    if not pod.host_ports:
+        return mask
+    for i, info in enumerate(cols.infos):
+        if info.used_ports:
+            mask[i] = reference.pod_fits_host_ports(pod, meta, info)[0]
+    return mask
+
+
+def _signature(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def pod_match_node_selector(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    affinity = ((pod.raw.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not pod.node_selector and required is None:
+        return _all(cols)
+    key = ("MatchNodeSelector", _signature(pod.node_selector), _signature(required))
+    infos = cols.infos
+    return cols.per_node(key, lambda i: reference.pod_match_node_selector(pod, None, infos[i])[0], bool)
+
+
+def general_predicates(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    return (
+        pod_fits_resources(pod, meta, cols)
+        & pod_fits_host(pod, meta, cols)
+        & pod_fits_host_ports(pod, meta, cols)
+        & pod_match_node_selector(pod, meta, cols)
+    )
+
+
+def check_node_condition(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    infos = cols.infos
+    return cols.per_node("CheckNodeCondition", lambda i: reference.check_node_condition(pod, None, infos[i])[0], bool)
+
+
+def check_node_memory_pressure(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    best_effort = meta.pod_best_effort if meta is not None else pod.best_effort
+    return ~cols.memory_pressure if best_effort else _all(cols)
+
+
+def check_node_disk_pressure(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    return ~cols.disk_pressure
+
+
+def _tainted_nodes(cols: NodeColumns) -> list[int]:
+    return cols.node_cached("NoScheduleTainted", lambda: [
+        i for i, info in enumerate(cols.infos) if any(t.effect in (NO_SCHEDULE, NO_EXECUTE) for t in info.taints)
+    ])
+
+
+def pod_tolerates_node_taints(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    tainted = _tainted_nodes(cols)
+    if not tainted:
+        return _all(cols)
+    infos = cols.infos
+    key = ("PodToleratesNodeTaints", pod.tolerations)
+    return cols.per_node(key, lambda i: reference.pod_tolerates_node_taints(pod, None, infos[i])[0], bool, tainted, True)
+
+
+def no_volumes(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
+    """Volume predicates (disk conflict, volume counts, volume zone) pass every node for a pod without
+    volumes; with volumes the reference runs (it may need PV/PVC lookups that can error)."""
+    return None if pod.volumes else _all(cols)
+
+
+def volume_binding(gates: FeatureGates):
+    def form(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
+        if not gates.enabled("VolumeScheduling"):
+            return _all(cols)
+        return no_volumes(pod, meta, cols)
+
+    return form
+
+
+def inter_pod_affinity(checker: PodAffinityChecker):
+    """MatchInterPodAffinity over topology domains: a node fails when it shares a domain with the node of
+    a pod whose required anti-affinity matches the incoming pod (a), lacks every pod a required affinity
+    term needs (c), or shares a domain with a pod the pod's required anti-affinity names (d)."""
+
+    def form(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
+        if meta is None:
+            return None
+        mask = _all(cols)
+        for entry in meta.matching_anti_affinity_term_list:
+            key = entry.term.topology_key
+            if not key:
+                return None  # the reference raises
+            ids, values = cols.topology(key)
+            value = entry.node.labels.get(key)
+            if value is not None and value in values:
+                mask &= ids != values[value]
+        if not pod.has_pod_affinity_constraints:
+            return mask
+        candidates = checker.candidates(pod, meta)
+        for cand in candidates.affinity:
+            if cand.error is not None or any(p.node_name not in cols.index for p in cand.pods):
+                return None  # the reference raises for these
+            if cand.pods:
+                mask &= cols.topology_mask(cand.term.topology_key, cols.node_indices(cand.pods))
+            elif not _pod_matches_own_term(pod, cand.term):
+                mask[:] = False
+        for cand in candidates.anti_affinity:
+            if cand.error is not None:
+                mask[:] = False  # the reference swallows the error and fails every node
+                continue
+            if any(p.node_name not in cols.index for p in cand.pods):
+                return None
+            mask &= ~cols.topology_mask(cand.term.topology_key, cols.node_indices(cand.pods))
+        return mask
+
+    return form

@@ -1,0 +1,228 @@
+"""Vectorised forms of the 1.9 priority functions (see the package docstring for the contract).
+
+Integer maths is int64 as upstream's; float expressions are evaluated element-wise in exactly the
+order the reference evaluates them, so every score is bit-for-bit the reference's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..algorithm import MAX_PRIORITY, PluginFactoryArgs
+from ..model.labels import SelectorError
+from ..model.topology import term_namespaces
+from ..priorities import (
+    calculate_node_affinity_priority_map,
+    calculate_node_prefer_avoid_pods_priority_map,
+    compute_taint_toleration_priority_map,
+)
+from ..priorities.metadata import PriorityMetadata, non_zero_request, prefer_no_schedule_tolerations
+from ..priorities.selector_spreading import ZONE_WEIGHTING, get_zone_key
+
+if TYPE_CHECKING:
+    from ..core.columns import NodeColumns
+    from ..model.affinity import PodAffinityTerm
+    from ..model.pod import Pod
+
+I64 = np.int64
+F64 = np.float64
+Scores = np.ndarray
+
+
+def go_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    """Go's integer division (truncates toward zero) for int64 arrays; ``b`` > 0."""
+    q = np.abs(a) // b
+    return np.where(a < 0, -q, q)
+
+
+def _requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray):
+    request = non_zero_request(pod, meta)
+    return (
+        request.milli_cpu + cols.nonzero_cpu[idx],
+        request.memory + cols.nonzero_memory[idx],
+        cols.alloc_cpu[idx],
+        cols.alloc_memory[idx],
+    )
+
+
+def _unused(req: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    safe = np.where(cap == 0, 1, cap)
+    return np.where((cap == 0) | (req > cap), 0, ((cap - req) * MAX_PRIORITY) // safe)
+
+
+def _used(req: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    safe = np.where(cap == 0, 1, cap)
+    return np.where((cap == 0) | (req > cap), 0, (req * MAX_PRIORITY) // safe)
+
+
+def least_requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
+    cpu, mem, cap_cpu, cap_mem = _requested(pod, meta, cols, idx)
+    return (_unused(cpu, cap_cpu) + _unused(mem, cap_mem)) // 2
+
+
+def most_requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
+    cpu, mem, cap_cpu, cap_mem = _requested(pod, meta, cols, idx)
+    return (_used(cpu, cap_cpu) + _used(mem, cap_mem)) // 2
+
+
+def _fraction(req: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    safe = np.where(cap == 0, 1, cap).astype(F64)
+    return np.where(cap == 0, 1.0, req.astype(F64) / safe)
+
+
+def balanced_resource_allocation(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
+    cpu, mem, cap_cpu, cap_mem = _requested(pod, meta, cols, idx)
+    cpu_f = _fraction(cpu, cap_cpu)
+    mem_f = _fraction(mem, cap_mem)
+    score = ((1 - np.abs(cpu_f - mem_f)) * MAX_PRIORITY).astype(I64)
+    return np.where((cpu_f >= 1) | (mem_f >= 1), 0, score)
+
+
+def _normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
+    """``NormalizeReduce(MaxPriority, reverse)`` over the candidates' map scores."""
+    max_count = max(0, int(scores.max())) if scores.size else 0
+    if max_count == 0:
+        return np.full_like(scores, MAX_PRIORITY) if reverse else scores
+    s = go_div(MAX_PRIORITY * scores, max_count)
+    return MAX_PRIORITY - s if reverse else s
+
+
+def _signature(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def node_affinity(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores | None:
+    affinity = meta.affinity if isinstance(meta, PriorityMetadata) else pod.affinity
+    if affinity is None or affinity.node_affinity is None or affinity.node_affinity.preferred is None:
+        return np.zeros(len(idx), dtype=I64)
+    for term in affinity.node_affinity.preferred:
+        if term.weight != 0 and term.selector.selector is None:
+            return None  # the reference raises
+    raw = ((pod.raw.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    key = ("NodeAffinityPriority", _signature(raw.get("preferredDuringSchedulingIgnoredDuringExecution")))
+    infos = cols.infos
+    counts = cols.per_node(key, lambda i: calculate_node_affinity_priority_map(pod, meta, infos[i]), I64)
+    return _normalize(counts[idx], reverse=False)
+
+
+def taint_toleration(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
+    tolerations = meta.pod_tolerations if isinstance(meta, PriorityMetadata) else prefer_no_schedule_tolerations(pod)
+    tainted = cols.node_cached("PreferNoScheduleTainted", lambda: [
+        i for i, info in enumerate(cols.infos) if any(t.effect == "PreferNoSchedule" for t in info.taints)
+    ])
+    infos = cols.infos
+    counts = cols.per_node(("TaintTolerationPriority", tolerations),
+                           lambda i: compute_taint_toleration_priority_map(pod, meta, infos[i]), I64, tainted, 0)
+    return _normalize(counts[idx], reverse=True)
+
+
+def node_prefer_avoid_pods(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
+    annotated = cols.node_cached("PreferAvoidPodsAnnotated", lambda: [
+        i for i, node in enumerate(cols.nodes) if node.annotations.get("scheduler.alpha.kubernetes.io/preferAvoidPods")
+    ])
+    ref = pod.controller_ref()
+    key = ("NodePreferAvoidPodsPriority", None if ref is None else (ref.kind, ref.uid))
+    infos = cols.infos
+    scores = cols.per_node(key, lambda i: calculate_node_prefer_avoid_pods_priority_map(pod, meta, infos[i]),
+                           I64, annotated, MAX_PRIORITY)
+    return scores[idx]
+
+
+def _zone_ids(cols: NodeColumns) -> tuple[np.ndarray, int]:
+    def compute() -> tuple[np.ndarray, int]:
+        zones: dict[str, int] = {}
+        ids = np.full(len(cols.nodes), -1, dtype=I64)
+        for i, node in enumerate(cols.nodes):
+            z = get_zone_key(node)
+            if z:
+                ids[i] = zones.setdefault(z, len(zones))
+        return ids, len(zones)
+
+    return cols.node_cached("ZoneKeys", compute)
+
+
+def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores | None:
+    if not isinstance(meta, PriorityMetadata):
+        return None
+    counts = np.zeros(len(idx), dtype=I64)
+    if meta.pod_selectors:
+        matched: dict[str, Pod] = {}
+        for selector in meta.pod_selectors:
+            for p in cols.pods_matching((pod.namespace,), selector):
+                if p.deletion_timestamp is None:
+                    matched[p.key] = p
+        if matched:
+            per_node = np.bincount(cols.node_indices(matched.values()), minlength=len(cols.names))
+            counts = per_node[idx].astype(I64)
+    max_node = max(0, int(counts.max())) if counts.size else 0
+    zone_ids, n_zones = _zone_ids(cols)
+    zid = zone_ids[idx]
+    has_zone = zid >= 0
+    f = np.full(len(idx), float(MAX_PRIORITY), dtype=F64)
+    if max_node > 0:
+        f = float(MAX_PRIORITY) * ((max_node - counts).astype(F64) / float(max_node))
+    if has_zone.any():
+        zone_counts = np.bincount(zid[has_zone], weights=counts[has_zone].astype(F64), minlength=n_zones)
+        zone_counts = np.rint(zone_counts).astype(I64)
+        max_zone = max(0, int(zone_counts.max()))
+        zone_score = np.full(int(has_zone.sum()), float(MAX_PRIORITY), dtype=F64)
+        if max_zone > 0:
+            zone_score = float(MAX_PRIORITY) * ((max_zone - zone_counts[zid[has_zone]]).astype(F64) / float(max_zone))
+        f[has_zone] = (f[has_zone] * (1.0 - ZONE_WEIGHTING)) + (ZONE_WEIGHTING * zone_score)
+    return f.astype(I64)
+
+
+def inter_pod_affinity(args: PluginFactoryArgs):
+    """InterPodAffinityPriority by topology domain: each matching (pod, term) adds its weight to every
+    candidate node in the domain of the pod's node. Counts are integer sums (exact in float64 too)."""
+    hard_weight = args.hard_pod_affinity_symmetric_weight
+
+    def form(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores | None:
+        affinity = pod.affinity
+        pod_affinity = affinity.pod_affinity if affinity is not None else None
+        pod_anti = affinity.pod_anti_affinity if affinity is not None else None
+        counts = np.zeros(len(cols.names), dtype=I64)
+        try:
+            # The incoming pod's preferred terms, against every existing pod.
+            for terms, sign in ((pod_affinity, 1), (pod_anti, -1)):
+                for weighted in terms.preferred if terms is not None else ():
+                    matching = cols.pods_matching(term_namespaces(pod, weighted.term), weighted.term.selector.get())
+                    if matching and weighted.term.topology_key:
+                        counts += weighted.weight * sign * cols.topology_counts(
+                            weighted.term.topology_key, cols.node_indices(matching))
+            # Existing pods' terms that the incoming pod matches.
+            by_key: dict[str, tuple[list[int], list[int]]] = {}
+            for existing in cols.pods_with_affinity.values():
+                for term, weight in _existing_terms(existing, hard_weight):
+                    if term.selector.get().matches(pod.labels) and pod.namespace in term_namespaces(existing, term):
+                        if term.topology_key:
+                            nodes, weights = by_key.setdefault(term.topology_key, ([], []))
+                            nodes.append(cols.index[existing.node_name])
+                            weights.append(weight)
+        except SelectorError:
+            return None  # the reference raises PriorityError
+        for key, (nodes, weights) in by_key.items():
+            counts += cols.topology_counts(key, np.array(nodes, dtype=I64), np.array(weights, dtype=F64))
+        c = counts[idx].astype(F64)
+        max_count = max(0.0, float(c.max())) if c.size else 0.0
+        min_count = min(0.0, float(c.min())) if c.size else 0.0
+        if max_count - min_count > 0:
+            return (float(MAX_PRIORITY) * ((c - min_count) / (max_count - min_count))).astype(I64)
+        return np.zeros(len(idx), dtype=I64)
+
+    return form
+
+
+def _existing_terms(existing: Pod, hard_weight: int) -> list[tuple[PodAffinityTerm, int]]:
+    a = existing.affinity
+    out: list[tuple[PodAffinityTerm, int]] = []
+    if a.pod_affinity is not None:
+        if hard_weight > 0:
+            out += [(t, hard_weight) for t in a.pod_affinity.required]
+        out += [(w.term, w.weight) for w in a.pod_affinity.preferred]
+    if a.pod_anti_affinity is not None:
+        out += [(w.term, -w.weight) for w in a.pod_anti_affinity.preferred]
+    return out

@@ -1,0 +1,233 @@
+"""Property test: the vectorised path and the per-node reference give identical decisions.
+
+Hypothesis generates random clusters (labels, zones, taints, conditions, allocatable, preferAvoidPods,
+services and controllers, existing pods with requests, host ports and inter-pod (anti-)affinity) and
+random pending queues. Each queue is scheduled twice, once on each path, assuming every placed pod; every
+pod's host or error must agree, and on every pod the vectorised filter mask and each vectorised priority
+score must equal what the reference functions compute node by node.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from policy_scheduler.api import load_policy
+from policy_scheduler.cache.cluster import ClusterState
+from policy_scheduler.errors import PredicateError, PriorityError, SchedulingError
+from policy_scheduler.factory import create_from_policy, create_from_provider
+from policy_scheduler.fastpath import predicate_form, priority_form
+from policy_scheduler.model.node import Node
+from policy_scheduler.model.pod import Pod
+from policy_scheduler.model.workloads import LabelSelectedController, ReplicationController, Service
+
+ZONE = "failure-domain.beta.kubernetes.io/zone"
+REGION = "failure-domain.beta.kubernetes.io/region"
+HOSTNAME = "kubernetes.io/hostname"
+APPS = ["a", "b", "c"]
+TOPOLOGY_KEYS = [HOSTNAME, ZONE, REGION, "rack"]
+
+ALL_ALGORITHMS = {
+    "kind": "Policy", "apiVersion": "v1",
+    "predicates": [{"name": n} for n in (
+        "GeneralPredicates", "PodFitsResources", "HostName", "PodFitsHostPorts", "MatchNodeSelector",
+        "PodToleratesNodeTaints", "CheckNodeMemoryPressure", "CheckNodeDiskPressure", "MatchInterPodAffinity",
+        "NoDiskConflict", "NoVolumeZoneConflict", "MaxEBSVolumeCount", "MaxGCEPDVolumeCount",
+        "MaxAzureDiskVolumeCount", "CheckVolumeBinding")],
+    "priorities": [{"name": n, "weight": w} for n, w in (
+        ("LeastRequestedPriority", 1), ("MostRequestedPriority", 2), ("BalancedResourceAllocation", 1),
+        ("SelectorSpreadPriority", 3), ("ServiceSpreadingPriority", 1), ("InterPodAffinityPriority", 2),
+        ("NodeAffinityPriority", 1), ("TaintTolerationPriority", 1), ("NodePreferAvoidPodsPriority", 10000),
+        ("ImageLocalityPriority", 1), ("EqualPriority", 1))],
+    "hardPodAffinitySymmetricWeight": 3,
+}
+
+
+@st.composite
+def nodes(draw):
+    count = draw(st.integers(1, 7))
+    out = []
+    for i in range(count):
+        name = f"node-{i}"
+        labels = {HOSTNAME: name}
+        if draw(st.booleans()):
+            labels[ZONE] = draw(st.sampled_from(["z1", "z2", "z3"]))
+        if draw(st.booleans()):
+            labels[REGION] = draw(st.sampled_from(["r1", "r2"]))
+        if draw(st.booleans()):
+            labels["rack"] = draw(st.sampled_from(["k1", "k2"]))
+        if draw(st.booleans()):
+            labels["disktype"] = draw(st.sampled_from(["ssd", "hdd"]))
+        taints = draw(st.lists(st.fixed_dictionaries({
+            "key": st.sampled_from(["dedicated", "flaky"]), "value": st.sampled_from(["x", "y"]),
+            "effect": st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])}), max_size=2))
+        conditions = [{"type": "Ready", "status": draw(st.sampled_from(["True", "True", "True", "False"]))}]
+        for ctype in ("MemoryPressure", "DiskPressure"):
+            if draw(st.integers(0, 4)) == 0:
+                conditions.append({"type": ctype, "status": "True"})
+        annotations = {}
+        if draw(st.integers(0, 3)) == 0:
+            annotations["scheduler.alpha.kubernetes.io/preferAvoidPods"] = json.dumps({"preferAvoidPods": [
+                {"podSignature": {"podController": {"kind": "ReplicaSet", "uid": "rs-a", "name": "rs-a"}}}]})
+        out.append({
+            "metadata": {"name": name, "labels": labels, "annotations": annotations},
+            "spec": {"taints": taints, "unschedulable": draw(st.integers(0, 9)) == 0},
+            "status": {
+                "allocatable": {"cpu": f"{draw(st.integers(0, 8)) * 500}m", "memory": str(draw(st.integers(0, 8)) * 2**29),
+                                "pods": str(draw(st.integers(0, 6))), "example.com/foo": str(draw(st.integers(0, 2)))},
+                "conditions": conditions,
+                "images": [{"names": ["nginx:1"], "sizeBytes": draw(st.integers(0, 2000)) * 2**20}],
+            },
+        })
+    return out
+
+
+def _term(draw):
+    selector = draw(st.sampled_from([
+        {"matchLabels": {"app": draw(st.sampled_from(APPS))}},
+        {"matchExpressions": [{"key": "app", "operator": "In", "values": draw(st.lists(st.sampled_from(APPS), min_size=1, max_size=2))}]},
+        {"matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+        {},
+    ]))
+    term = {"labelSelector": selector, "topologyKey": draw(st.sampled_from(TOPOLOGY_KEYS))}
+    if draw(st.integers(0, 4)) == 0:
+        term["namespaces"] = ["default", "other"]
+    return term
+
+
+@st.composite
+def pods(draw, prefix, bound_to=None):
+    app = draw(st.sampled_from(APPS))
+    labels = {"app": app}
+    if draw(st.booleans()):
+        labels["tier"] = "web"
+    resources = {}
+    if draw(st.booleans()):
+        resources["cpu"] = f"{draw(st.integers(0, 6)) * 250}m"
+    if draw(st.booleans()):
+        resources["memory"] = str(draw(st.integers(0, 6)) * 2**28)
+    if draw(st.integers(0, 5)) == 0:
+        resources["example.com/foo"] = "1"
+    container = {"name": "c", "image": "nginx:1", "resources": {"requests": resources}}
+    if draw(st.integers(0, 5)) == 0:
+        container["ports"] = [{"containerPort": 80, "hostPort": draw(st.sampled_from([80, 8080]))}]
+    spec = {"containers": [container]}
+    affinity = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if draw(st.integers(0, 2)) == 0:
+            section = {}
+            if draw(st.booleans()):
+                section["requiredDuringSchedulingIgnoredDuringExecution"] = [_term(draw)]
+            if draw(st.booleans()):
+                section["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {"weight": draw(st.integers(1, 100)), "podAffinityTerm": _term(draw)}]
+            affinity[kind] = section
+    if draw(st.integers(0, 2)) == 0:
+        affinity["nodeAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": draw(st.integers(1, 50)), "preference": {"matchExpressions": [
+                {"key": "disktype", "operator": draw(st.sampled_from(["In", "NotIn"])), "values": ["ssd"]}]}}]}
+        if draw(st.booleans()):
+            affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1", "z2"]}]}]}
+    if affinity:
+        spec["affinity"] = affinity
+    if draw(st.integers(0, 4)) == 0:
+        spec["nodeSelector"] = {"disktype": "ssd"}
+    if draw(st.booleans()):
+        spec["tolerations"] = [{"key": draw(st.sampled_from(["dedicated", "flaky", ""])), "operator": "Exists",
+                                "effect": draw(st.sampled_from(["", "NoSchedule", "PreferNoSchedule"]))}]
+    meta = {"name": prefix, "namespace": draw(st.sampled_from(["default", "default", "other"])), "labels": labels,
+            "uid": f"uid-{prefix}"}
+    if draw(st.integers(0, 3)) == 0:
+        meta["ownerReferences"] = [{"kind": "ReplicaSet", "name": "rs-a", "uid": "rs-a", "controller": True}]
+    if bound_to is not None:
+        spec["nodeName"] = bound_to
+    return {"metadata": meta, "spec": spec}
+
+
+@st.composite
+def scenarios(draw):
+    node_list = draw(nodes())
+    names = [n["metadata"]["name"] for n in node_list]
+    existing = [draw(pods(f"existing-{i}", bound_to=draw(st.sampled_from(names)))) for i in range(draw(st.integers(0, 8)))]
+    pending = [draw(pods(f"pending-{i}")) for i in range(draw(st.integers(1, 6)))]
+    return node_list, existing, pending
+
+
+def build_cluster(node_list, existing):
+    cluster = ClusterState()
+    for raw in node_list:
+        cluster.add_node(Node(raw))
+    for raw in existing:
+        cluster.add_pod(Pod(raw))
+    for ns in ("default", "other"):
+        cluster.add_service(Service.from_dict({"metadata": {"name": "svc-a", "namespace": ns}, "spec": {"selector": {"app": "a"}}}))
+        cluster.add_replication_controller(ReplicationController.from_dict(
+            {"metadata": {"name": "rc-b", "namespace": ns}, "spec": {"selector": {"app": "b"}}}))
+        cluster.add_replica_set(LabelSelectedController.from_dict("ReplicaSet", {
+            "metadata": {"name": "rs-c", "namespace": ns},
+            "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["c", "a"]}]}}}))
+    return cluster
+
+
+def build(kind, cluster, vectorized):
+    if kind == "all":
+        return create_from_policy(load_policy(json.dumps(ALL_ALGORITHMS)), cluster=cluster, vectorized=vectorized)
+    return create_from_provider(kind, cluster=cluster, vectorized=vectorized)
+
+
+def outcome(scheduler, pod):
+    try:
+        host = scheduler.schedule(pod)
+    except SchedulingError as e:
+        return None, str(e)
+    scheduler.cluster.assume(pod, host)
+    return host, None
+
+
+def check_forms_against_reference(scheduler, pod):
+    """Every vectorised form equals its reference function on every node (candidates for priorities)."""
+    cols = scheduler.columns
+    infos = scheduler.cluster.node_infos
+    meta = scheduler.predicate_metadata_producer(pod, infos)
+    for name, predicate in scheduler._ordered_predicates:
+        form = predicate_form(predicate)
+        mask = form(pod, meta, cols) if form else None
+        if mask is None:
+            continue
+        for i, info in enumerate(cols.infos):
+            try:
+                want = predicate(pod, meta, info)[0]
+            except PredicateError:
+                raise AssertionError(f"{name}: form answered where the reference errors") from None
+            assert bool(mask[i]) == want, (name, cols.names[i])
+    candidates = np.arange(len(cols.names))
+    nodes_ = list(cols.nodes)
+    pmeta = scheduler.priority_metadata_producer(pod, infos)
+    for config in scheduler.prioritizers:
+        form = priority_form(config)
+        scores = form(pod, pmeta, cols, candidates) if form else None
+        if scores is None:
+            continue
+        try:
+            want = [hp.score for hp in scheduler._run_priority(config, pod, pmeta, nodes_)]
+        except PriorityError:
+            raise AssertionError(f"{config.name}: form answered where the reference errors") from None
+        assert list(scores) == want, (config.name, list(scores), want)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(scenarios(), st.sampled_from(["DefaultProvider", "ClusterAutoscalerProvider", "all"]))
+def test_vectorized_path_matches_reference(scenario, kind):
+    node_list, existing, pending = scenario
+    fast = build(kind, build_cluster(node_list, existing), vectorized=True)
+    reference = build(kind, build_cluster(node_list, existing), vectorized=False)
+    assert fast.columns is not None and reference.columns is None
+    for raw in pending:
+        pod = Pod(raw)
+        check_forms_against_reference(fast, pod)
+        assert outcome(fast, pod) == outcome(reference, pod), pod.ref
+        assert fast.last_node_index == reference.last_node_index
