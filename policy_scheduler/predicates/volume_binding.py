@@ -30,6 +30,7 @@ from ..model.labels import SelectorError, label_selector, node_selector_requirem
 from ..model.quantity import QuantityError, parse_quantity
 from .metadata import PredicateMetadata, require_node
 from .reasons import ERR_VOLUME_BIND_CONFLICT, ERR_VOLUME_NODE_CONFLICT
+from .storage_class import delays_binding
 
 if TYPE_CHECKING:
     from ..algorithm import FitPredicate, PluginFactoryArgs
@@ -43,7 +44,6 @@ log = logging.getLogger(__name__)
 
 ALPHA_STORAGE_NODE_AFFINITY_ANNOTATION = "volume.alpha.kubernetes.io/node-affinity"
 BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
-VOLUME_BINDING_WAIT = "WaitForFirstConsumer"
 UNBOUND_IMMEDIATE_CLAIMS = "pod has unbound PersistentVolumeClaims"
 
 
@@ -165,16 +165,7 @@ class VolumeBinder:
 
     def should_delay_binding(self, pvc: PersistentVolumeClaim) -> bool:
         """True for a claim of a WaitForFirstConsumer class; an unset binding mode is an error."""
-        class_name = pvc.storage_class_name
-        if not class_name:
-            return False
-        try:
-            storage_class = self.cluster.get_storage_class(class_name)
-        except ListerError:
-            return False
-        if storage_class.volume_binding_mode is None:
-            raise PredicateError(f'VolumeBindingMode not set for StorageClass "{class_name}"')
-        return storage_class.volume_binding_mode == VOLUME_BINDING_WAIT
+        return delays_binding(self.cluster, pvc.storage_class_name)
 
     def pod_claims(
         self, pod: Pod

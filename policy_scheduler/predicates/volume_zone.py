@@ -16,6 +16,7 @@ from ..cache.cluster import ListerError
 from ..errors import PredicateError
 from .metadata import PredicateMetadata, require_node
 from .reasons import ERR_VOLUME_ZONE_CONFLICT
+from .storage_class import delays_binding
 
 if TYPE_CHECKING:
     from ..algorithm import FitPredicate, PluginFactoryArgs
@@ -32,7 +33,6 @@ LABEL_ZONE_REGION = "failure-domain.beta.kubernetes.io/region"
 LABEL_MULTI_ZONE_DELIMITER = "__"
 ZONE_LABELS = (LABEL_ZONE_FAILURE_DOMAIN, LABEL_ZONE_REGION)
 
-VOLUME_BINDING_WAIT = "WaitForFirstConsumer"
 
 
 def label_zones_to_set(value: str) -> set[str]:
@@ -94,15 +94,7 @@ class VolumeZoneChecker:
             return False
         # 1.9 reads the spec field here, not the beta storage-class annotation.
         class_name = (pvc.raw.get("spec") or {}).get("storageClassName") or ""
-        if not class_name:
-            return False
-        try:
-            storage_class = self.cluster.get_storage_class(class_name)
-        except ListerError:
-            return False
-        if storage_class.volume_binding_mode is None:
-            raise PredicateError(f'VolumeBindingMode not set for StorageClass "{class_name}"')
-        return storage_class.volume_binding_mode == VOLUME_BINDING_WAIT
+        return delays_binding(self.cluster, class_name)
 
     @staticmethod
     def _pv_admits(pod: Pod, node: Node, pv: PersistentVolume, constraints: Mapping[str, str]) -> bool:

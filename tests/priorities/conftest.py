@@ -8,6 +8,8 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import pytest
+
 from policy_scheduler.algorithm import HostPriority, PluginFactoryArgs
 from policy_scheduler.cache.cluster import ClusterState
 from policy_scheduler.cache.node_info import NodeInfo
@@ -210,3 +212,56 @@ def cpu_and_memory(node_name: str = "machine2", labels: Mapping[str, str] | None
     """``cpuAndMemory``: 1000m/2000 + 2000m/3000."""
     containers = [container({"cpu": "1000m", "memory": "2000"}), container({"cpu": "2000m", "memory": "3000"})]
     return make_pod(node_name=node_name, labels=labels, containers=containers)
+
+
+# -- the resource scenarios shared by upstream's LeastRequested, MostRequested and
+# -- BalancedResourceAllocation tables (same inputs, different expected scores) ----------------------
+def two_nodes(spec1: tuple[int, int], spec2: tuple[int, int]) -> list:
+    """machine1 and machine2 with (milliCPU, memory) allocatable."""
+    return [resource_node("machine1", *spec1), resource_node("machine2", *spec2)]
+
+
+def big_cpu_and_memory():
+    """``bigCpuAndMemory``: 2000m/4000 + 3000m/5000."""
+    containers = [container({"cpu": "2000m", "memory": "4000"}), container({"cpu": "3000m", "memory": "5000"})]
+    return make_pod(node_name="machine1", containers=containers)
+
+
+def _resource_scenarios() -> dict[str, tuple]:
+    """Scenario id (upstream's row description) -> (pod, existing pods, nodes)."""
+    return {
+        "nothing scheduled, nothing requested": (no_resources(), [], two_nodes((4000, 10000), (4000, 10000))),
+        "nothing scheduled, resources requested, differently sized machines":
+            (cpu_and_memory(), [], two_nodes((4000, 10000), (6000, 10000))),
+        "no resources requested, pods scheduled": (
+            no_resources(),
+            [no_resources("machine1", LABELS2), no_resources("machine1", LABELS1),
+             no_resources("machine2", LABELS1), no_resources("machine2", LABELS1)],
+            two_nodes((4000, 10000), (4000, 10000)),
+        ),
+        "no resources requested, pods scheduled with resources": (
+            no_resources(),
+            [cpu_only(labels=LABELS2), cpu_only(labels=LABELS1),
+             cpu_only("machine2", LABELS1), cpu_and_memory(labels=LABELS1)],
+            two_nodes((10000, 20000), (10000, 20000)),
+        ),
+        "resources requested, pods scheduled with resources":
+            (cpu_and_memory(), [cpu_only(), cpu_and_memory()], two_nodes((10000, 20000), (10000, 20000))),
+        "resources requested, pods scheduled with resources, differently sized machines":
+            (cpu_and_memory(), [cpu_only(), cpu_and_memory()], two_nodes((10000, 20000), (10000, 50000))),
+        "requested resources exceed node capacity":
+            (cpu_only(), [cpu_only(), cpu_and_memory()], two_nodes((4000, 10000), (4000, 10000))),
+        "zero node resources, pods scheduled with resources":
+            (no_resources(), [cpu_only(), cpu_and_memory()], two_nodes((0, 0), (0, 0))),
+        "resources requested with more than the node, pods scheduled with resources":
+            (big_cpu_and_memory(), [], two_nodes((4000, 10000), (10000, 8000))),
+    }
+
+
+def resource_table(expected: dict[str, tuple[int, int]]) -> list:
+    """pytest params (pod, pods, nodes, expected host scores) for the named scenarios, in order."""
+    scenarios = _resource_scenarios()
+    return [
+        pytest.param(*scenarios[name], [("machine1", m1), ("machine2", m2)], id=name)
+        for name, (m1, m2) in expected.items()
+    ]

@@ -10,71 +10,25 @@ from policy_scheduler.priorities import PriorityMetadataFactory, balanced_resour
 from policy_scheduler.priorities.balanced_allocation import fraction_of_capacity
 
 from .conftest import (
-    LABELS1,
-    LABELS2,
     container,
-    cpu_and_memory,
-    cpu_only,
     make_cluster,
     make_pod,
     no_resources,
     prioritize,
     resource_node,
+    resource_table,
 )
 
-
-def _nodes(spec1: tuple[int, int], spec2: tuple[int, int]):
-    return [resource_node("machine1", *spec1), resource_node("machine2", *spec2)]
-
-
-TABLE = [
-    pytest.param(
-        no_resources(), [], _nodes((4000, 10000), (4000, 10000)), [("machine1", 10), ("machine2", 10)],
-        id="nothing scheduled, nothing requested",
-    ),
-    pytest.param(
-        cpu_and_memory(), [], _nodes((4000, 10000), (6000, 10000)), [("machine1", 7), ("machine2", 10)],
-        id="nothing scheduled, resources requested, differently sized machines",
-    ),
-    pytest.param(
-        no_resources(),
-        [
-            no_resources("machine1", LABELS2), no_resources("machine1", LABELS1),
-            no_resources("machine2", LABELS1), no_resources("machine2", LABELS1),
-        ],
-        _nodes((4000, 10000), (4000, 10000)), [("machine1", 10), ("machine2", 10)],
-        id="no resources requested, pods scheduled",
-    ),
-    pytest.param(
-        no_resources(),
-        [
-            cpu_only(labels=LABELS2), cpu_only(labels=LABELS1),
-            cpu_only("machine2", LABELS1), cpu_and_memory(labels=LABELS1),
-        ],
-        _nodes((10000, 20000), (10000, 20000)), [("machine1", 4), ("machine2", 6)],
-        id="no resources requested, pods scheduled with resources",
-    ),
-    pytest.param(
-        cpu_and_memory(), [cpu_only(), cpu_and_memory()],
-        _nodes((10000, 20000), (10000, 20000)), [("machine1", 6), ("machine2", 9)],
-        id="resources requested, pods scheduled with resources",
-    ),
-    pytest.param(
-        cpu_and_memory(), [cpu_only(), cpu_and_memory()],
-        _nodes((10000, 20000), (10000, 50000)), [("machine1", 6), ("machine2", 6)],
-        id="resources requested, pods scheduled with resources, differently sized machines",
-    ),
-    pytest.param(
-        cpu_only(), [cpu_only(), cpu_and_memory()],
-        _nodes((4000, 10000), (4000, 10000)), [("machine1", 0), ("machine2", 0)],
-        id="requested resources exceed node capacity",
-    ),
-    pytest.param(
-        no_resources(), [cpu_only(), cpu_and_memory()],
-        _nodes((0, 0), (0, 0)), [("machine1", 0), ("machine2", 0)],
-        id="zero node resources, pods scheduled with resources",
-    ),
-]
+TABLE = resource_table({
+    'nothing scheduled, nothing requested': (10, 10),
+    'nothing scheduled, resources requested, differently sized machines': (7, 10),
+    'no resources requested, pods scheduled': (10, 10),
+    'no resources requested, pods scheduled with resources': (4, 6),
+    'resources requested, pods scheduled with resources': (6, 9),
+    'resources requested, pods scheduled with resources, differently sized machines': (6, 6),
+    'requested resources exceed node capacity': (0, 0),
+    'zero node resources, pods scheduled with resources': (0, 0),
+})
 
 
 @pytest.mark.parametrize("with_metadata", [False, True], ids=["meta=nil", "meta"])
