@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from policy_scheduler.algorithm import HostPriority
@@ -252,3 +253,38 @@ def test_extender_only_prioritizer_disables_equal_priority_fallback():
     assert scheduler.prioritize_nodes(_pod("p"), scheduler.cluster.node_list()) == [
         HostPriority("machine1", 0), HostPriority("machine2", 0), HostPriority("machine3", 2)
     ]
+
+
+def _zero_request_spec(scale: int | None, node_name: str = "") -> dict:
+    """TestZeroRequest's pods: no requests, or ``scale`` x the 100m / 200Mi defaults."""
+    container: dict = {"name": "c"}
+    if scale is not None:
+        container["resources"] = {"requests": {"cpu": f"{100 * scale}m", "memory": str(209715200 * scale)}}
+    return {"nodeName": node_name, "containers": [container]}
+
+
+@pytest.mark.parametrize(
+    "pod_scale, equals_25",
+    [(None, True), (1, True), (3, False)],
+    ids=["zero-request pod", "nonzero-request pod", "larger pod"],
+)
+@pytest.mark.parametrize("vectorized", [False, True], ids=["reference", "vectorized"])
+def test_zero_request(pod_scale, equals_25, vectorized):
+    """TestZeroRequest (all 3 rows): a zero-request pod scores like one requesting the defaults."""
+    cluster = ClusterState()
+    for name in ("machine1", "machine2"):
+        cluster.add_node(Node({"metadata": {"name": name}, "status": {"allocatable": {
+            "cpu": "1000m", "memory": str(209715200 * 10), "pods": "100"}}}))
+    existing = [(3, "machine1"), (None, "machine1"), (3, "machine2"), (1, "machine2")]
+    for i, (scale, node) in enumerate(existing):
+        cluster.add_pod(Pod({"metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+                             "spec": _zero_request_spec(scale, node)}))
+    scheduler = create_from_keys([], ["LeastRequestedPriority", "BalancedResourceAllocation", "SelectorSpreadPriority"],
+                                 cluster=cluster, vectorized=vectorized)
+    pod = Pod({"metadata": {"name": "new", "namespace": "default"}, "spec": _zero_request_spec(pod_scale)})
+    nodes = cluster.node_list()
+    if vectorized:
+        totals = list(scheduler._prioritize_vectorized(pod, scheduler.columns, np.arange(len(nodes))))
+    else:
+        totals = [hp.score for hp in scheduler.prioritize_nodes(pod, nodes)]
+    assert all((t == 25) == equals_25 for t in totals), totals
