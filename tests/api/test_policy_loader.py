@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -34,13 +33,11 @@ from policy_scheduler.errors import PolicyError
 
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"
-CONFORMANCE = Path(os.environ.get("POLICY_SCHEDULER_CONFORMANCE", REPO.parent / "shared" / "conformance"))
+CONFORMANCE = REPO / "tests" / "conformance"
 COMPATIBILITY_CASES = CONFORMANCE / "cases" / "policy" / "TestCompatibility_v1_Scheduler.json"
 
 
 def _compatibility_cases() -> list[dict]:
-    if not COMPATIBILITY_CASES.exists():
-        return []
     return json.loads(COMPATIBILITY_CASES.read_text())
 
 
@@ -54,7 +51,6 @@ def _raises(text: str, source: str = "p.json") -> str:
 # Upstream compatibility cases
 
 
-@pytest.mark.skipif(not COMPATIBILITY_CASES.exists(), reason="conformance corpus not available")
 @pytest.mark.parametrize("case", _compatibility_cases(), ids=lambda case: case["id"])
 def test_compatibility_case_decodes_to_expected_policy(case: dict) -> None:
     policy = load_policy(case["policyText"], case["id"])
