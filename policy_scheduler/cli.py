@@ -115,8 +115,7 @@ def predicates(output: str) -> None:
         return
     for row in data:
         extra = " (mandatory)" if row["mandatory"] else ""
-        providers_ = f"  [{', '.join(row['providers'])}]" if row["providers"] else ""
-        click.echo(f"{row['name']}{extra}{providers_}")
+        click.echo(f"{row['name']}{extra}{_in_providers(row)}")
 
 
 @main.command()
@@ -135,8 +134,11 @@ def priorities(output: str) -> None:
         _emit(data, output)
         return
     for row in data:
-        providers_ = f"  [{', '.join(row['providers'])}]" if row["providers"] else ""
-        click.echo(f"{row['name']} (weight {row['weight']}, {row['form']}){providers_}")
+        click.echo(f"{row['name']} (weight {row['weight']}, {row['form']}){_in_providers(row)}")
+
+
+def _in_providers(row: dict[str, Any]) -> str:
+    return f"  [{', '.join(row['providers'])}]" if row["providers"] else ""
 
 
 @main.group()

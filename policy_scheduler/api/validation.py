@@ -20,7 +20,7 @@ from collections.abc import Iterable, Set
 from dataclasses import dataclass
 
 from .names import algorithm_name_message, is_valid_algorithm_name
-from .types import MAX_WEIGHT, Policy
+from .types import MAX_WEIGHT, Policy, PredicatePolicy, PriorityPolicy
 
 __all__ = [
     "PolicyValidationError",
@@ -133,21 +133,21 @@ def unknown_names(
     plain entry may refer to it (upstream: ``... already registered, reusing``) but an earlier one may
     not. Texts: ``Invalid configuration: Predicate type not found for <name>`` (``Priority`` likewise).
     """
+    return _unknown("predicates", "Predicate", policy.predicates, known_predicates) + _unknown(
+        "priorities", "Priority", policy.priorities, known_priorities
+    )
+
+
+def _unknown(
+    section: str, noun: str, entries: list[PredicatePolicy] | list[PriorityPolicy] | None, known: Set[str]
+) -> list[PolicyValidationError]:
+    names = set(known)
     errors: list[PolicyValidationError] = []
-    predicates = set(known_predicates)
-    for index, predicate in enumerate(policy.predicates or []):
-        if predicate.argument is not None:
-            predicates.add(predicate.name)
-        elif predicate.name not in predicates:
+    for index, entry in enumerate(entries or []):
+        if entry.argument is not None:
+            names.add(entry.name)
+        elif entry.name not in names:
             errors.append(PolicyValidationError(
-                f"predicates[{index}].name", f"Invalid configuration: Predicate type not found for {predicate.name}"
-            ))
-    priorities = set(known_priorities)
-    for index, priority in enumerate(policy.priorities or []):
-        if priority.argument is not None:
-            priorities.add(priority.name)
-        elif priority.name not in priorities:
-            errors.append(PolicyValidationError(
-                f"priorities[{index}].name", f"Invalid configuration: Priority type not found for {priority.name}"
+                f"{section}[{index}].name", f"Invalid configuration: {noun} type not found for {entry.name}"
             ))
     return errors

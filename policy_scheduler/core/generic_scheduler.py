@@ -287,25 +287,14 @@ class GenericScheduler:
         return out
 
     def _run_priorities(self, pod: Pod, meta: Any, nodes: Sequence[Node]) -> list[list[HostPriority]]:
-        infos = self.cluster.node_infos
+        """Every priority config over ``nodes``; all failures are aggregated, as upstream does."""
         errors: list[str] = []
         results: list[list[HostPriority]] = []
         for config in self.prioritizers:
             try:
-                if config.function is not None:
-                    results.append(config.function(pod, infos, list(nodes)))
-                else:
-                    assert config.map is not None
-                    results.append([HostPriority(n.name, config.map(pod, meta, infos.get(n.name))) for n in nodes])
+                results.append(self._run_priority(config, pod, meta, list(nodes)))
             except PriorityError as e:
                 errors.append(str(e))
-                results.append([HostPriority(n.name, 0) for n in nodes])
-        for config, result in zip(self.prioritizers, results):
-            if config.reduce is not None:
-                try:
-                    config.reduce(pod, meta, infos, result)
-                except PriorityError as e:
-                    errors.append(str(e))
         if errors:
             raise SchedulingError(aggregate(errors))
         return results
