@@ -131,6 +131,26 @@ class ClusterState:
     def add_stateful_set(self, ss: LabelSelectedController) -> None:
         self.stateful_sets[ss.namespace].append(ss)
 
+    def _namespaced(self, kind: str) -> dict[str, list]:
+        return {
+            "Service": self.services, "ReplicationController": self.replication_controllers,
+            "ReplicaSet": self.replica_sets, "StatefulSet": self.stateful_sets,
+        }[kind]
+
+    def put_namespaced(self, kind: str, obj: Service | ReplicationController | LabelSelectedController) -> None:
+        """Add or replace (same namespace and name, keeping its place) a Service, RC, ReplicaSet or StatefulSet."""
+        bucket = self._namespaced(kind)[obj.namespace]
+        for i, existing in enumerate(bucket):
+            if existing.name == obj.name:
+                bucket[i] = obj
+                return
+        bucket.append(obj)
+
+    def remove_namespaced(self, kind: str, namespace: str, name: str) -> None:
+        bucket = self._namespaced(kind).get(namespace)
+        if bucket:
+            bucket[:] = [o for o in bucket if o.name != name]
+
     def get_pod_services(self, pod: Pod) -> list[Service]:
         """Services in the pod's namespace with a non-nil selector matching the pod's labels."""
         out = []
@@ -185,6 +205,15 @@ class ClusterState:
 
     def add_storage_class(self, sc: StorageClass) -> None:
         self.storage_classes[sc.name] = sc
+
+    def remove_persistent_volume(self, name: str) -> None:
+        self.persistent_volumes.pop(name, None)
+
+    def remove_persistent_volume_claim(self, namespace: str, name: str) -> None:
+        self.persistent_volume_claims.pop((namespace, name), None)
+
+    def remove_storage_class(self, name: str) -> None:
+        self.storage_classes.pop(name, None)
 
     def get_pv(self, name: str) -> PersistentVolume:
         pv = self.persistent_volumes.get(name)

@@ -2,7 +2,8 @@
 
 Row *i* is ``cluster.node_list()[i]`` (nodes in name order). Resource columns are updated incrementally
 when a pod is added or removed; everything that depends on nodes only (allocatable, conditions, label
-topology, per-signature masks) is rebuilt when a node changes. A label index of the cached pods lets the
+topology, per-signature masks) is rebuilt after a node changes, lazily: a burst of node events (a
+daemon's initial list) costs one rebuild, at the next :meth:`refresh`. A label index of the cached pods lets the
 vectorised predicates and priorities find the pods a selector matches without scanning every pod.
 """
 
@@ -26,8 +27,19 @@ class NodeColumns:
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.generation = 0
+        self._stale = False
         self._rebuild()
         cluster.observers.append(self)
+
+    def detach(self) -> None:
+        """Stop following the cache (the scheduler owning these columns was replaced)."""
+        if self in self.cluster.observers:
+            self.cluster.observers.remove(self)
+
+    def refresh(self) -> None:
+        """Bring node-derived columns up to date after node changes."""
+        if self._stale:
+            self._rebuild()
 
     # -- construction ---------------------------------------------------------------------------
     def _rebuild(self) -> None:
@@ -68,18 +80,21 @@ class NodeColumns:
         for pod in cluster.list_pods():
             self._index(pod)
         self.generation += 1
+        self._stale = False
 
     def nodes_changed(self) -> None:
-        self._rebuild()
+        self._stale = True
 
-    # -- incremental updates --------------------------------------------------------------------
+    # -- incremental updates (a stale view is rebuilt whole instead) ----------------------------
     def pod_added(self, pod: Pod) -> None:
-        self._account(pod, 1)
-        self._index(pod)
+        if not self._stale:
+            self._account(pod, 1)
+            self._index(pod)
 
     def pod_removed(self, pod: Pod) -> None:
-        self._account(pod, -1)
-        self._unindex(pod)
+        if not self._stale:
+            self._account(pod, -1)
+            self._unindex(pod)
 
     def _account(self, pod: Pod, sign: int) -> None:
         i = self.index.get(pod.node_name)

@@ -132,6 +132,11 @@ class GenericScheduler:
         self._predicate_forms = [(p, predicate_form(p)) for _, p in self._ordered_predicates]
         self._priority_forms = [priority_form(c) for c in self.prioritizers]
 
+    def close(self) -> None:
+        """Stop following the cache (a daemon replaced this scheduler with one built from a new policy)."""
+        if self.columns is not None:
+            self.columns.detach()
+
     # -- the algorithm ----------------------------------------------------------------------------
     def schedule(self, pod: Pod) -> str:
         """Pick a node for ``pod``; raises FitError or SchedulingError."""
@@ -334,6 +339,7 @@ class GenericScheduler:
         """The host, or None to let the reference path decide (nothing fits, or something errors)."""
         cols = self.columns
         assert cols is not None
+        cols.refresh()
         candidates = self._filter_vectorized(pod, cols)
         if candidates is None or not candidates.size:
             return None
