@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+import pytest
+
+from .envtest import VERSIONS, start_server
+
+
+@pytest.fixture(params=VERSIONS, ids=lambda v: f"k8s-{v}")
+def apiserver(request, tmp_path_factory):
+    """A fresh real API server (etcd + kube-apiserver) per test, on each shipped version."""
+    server = start_server(request.param, tmp_path_factory.mktemp(f"envtest-{request.param}"))
+    yield server
+    server.stop()

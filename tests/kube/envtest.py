@@ -1,0 +1,77 @@
+"""Real kube-apiserver + etcd for the daemon's tests, started through ``../shared/envtest/envtest.py``.
+
+``POLICY_SCHEDULER_ENVTEST`` names the assets' directory (default: ``../shared/envtest`` beside the
+repository). Without the assets the tests skip, saying how to provide them, unless
+``POLICY_SCHEDULER_REQUIRE_ENVTEST=1`` (set by ``.ci/run``) turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from policy_scheduler.kube.client import api_client
+from policy_scheduler.kube.rest import RestClient
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSIONS = ("1.10", "1.26")
+
+
+def assets_dir() -> Path:
+    return Path(os.environ.get("POLICY_SCHEDULER_ENVTEST") or ROOT.parent / "shared" / "envtest")
+
+
+def require_assets(version: str) -> Path:
+    """The launcher script, or skip (fail under POLICY_SCHEDULER_REQUIRE_ENVTEST=1) when it is missing."""
+    root = assets_dir()
+    script = root / "envtest.py"
+    binary = root / version / "bin" / "kube-apiserver"
+    if not script.is_file() or not binary.is_file():
+        message = (
+            f"envtest assets for {version} not found under {root}: set POLICY_SCHEDULER_ENVTEST to the directory "
+            "holding envtest.py and <version>/bin/{kube-apiserver,etcd}"
+        )
+        if os.environ.get("POLICY_SCHEDULER_REQUIRE_ENVTEST") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return script
+
+
+@dataclass
+class EnvtestServer:
+    version: str
+    dir: Path
+    script: Path
+    kubeconfig: str = ""
+    server: str = ""
+    etcd: str = ""
+
+    def _run(self, *args: str) -> dict:
+        result = subprocess.run(
+            [sys.executable, str(self.script), *args, "--dir", str(self.dir)],
+            capture_output=True, text=True, timeout=180,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"envtest {' '.join(args)} failed: {result.stdout}{result.stderr}")
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    def start(self, *extra: str, reuse: bool = False) -> EnvtestServer:
+        info = self._run("start", "--version", self.version, *(("--reuse",) if reuse else ()), *extra)
+        self.kubeconfig, self.server, self.etcd = info["kubeconfig"], info["server"], info["etcd"]
+        return self
+
+    def stop(self, keep_data: bool = False) -> None:
+        self._run("stop", *(("--keep-data",) if keep_data else ()))
+
+    def rest(self, **kw) -> RestClient:
+        return RestClient(api_client(self.kubeconfig), **{"qps": 0, "burst": 1, **kw})
+
+
+def start_server(version: str, directory: Path, *extra: str) -> EnvtestServer:
+    return EnvtestServer(version, directory, require_assets(version)).start(*extra)
