@@ -8,11 +8,14 @@ from kubernetes.config.config_exception import ConfigException
 from ..errors import UserError
 
 
-def api_client(kubeconfig: str | None = None, context: str | None = None, master: str | None = None) -> client.ApiClient:
+def api_client(
+    kubeconfig: str | None = None, context: str | None = None, master: str | None = None, pool_size: int | None = None
+) -> client.ApiClient:
     """Build an ApiClient the way kube-scheduler finds its API server.
 
     An explicit kubeconfig (or ``$KUBECONFIG`` / ``~/.kube/config``) wins; inside a pod the in-cluster
-    service account is used; ``master`` overrides the server address either way.
+    service account is used; ``master`` overrides the server address either way. ``pool_size`` bounds
+    the connections kept open to the server (concurrent binds and watches each hold one).
     """
     configuration = client.Configuration()
     try:
@@ -25,6 +28,8 @@ def api_client(kubeconfig: str | None = None, context: str | None = None, master
             raise UserError(f"cannot load a Kubernetes client configuration: {e}") from None
     if master:
         configuration.host = master
+    if pool_size:
+        configuration.connection_pool_maxsize = pool_size
     return client.ApiClient(configuration)
 
 

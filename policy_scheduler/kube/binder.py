@@ -1,0 +1,64 @@
+"""Binding a pod to its node through the ``pods/binding`` subresource, judged by HTTP status alone."""
+
+from __future__ import annotations
+
+import enum
+import logging
+
+from ..model.pod import Pod
+from .rest import ApiError, RestClient
+
+log = logging.getLogger(__name__)
+
+BIND_TIMEOUT = 30.0
+
+
+class BindOutcome(enum.Enum):
+    SUCCESS = "success"          # 201: the API server set spec.nodeName and PodScheduled=True
+    CONFLICT = "conflict"        # 409: the pod is already bound (by us on a lost reply, or by someone else)
+    NOT_FOUND = "not_found"      # 404: the pod is gone
+    SERVER_ERROR = "server_error"  # 5xx: not bound; retry later
+    TIMEOUT = "timeout"          # no reply: bound or not, the pod itself must say
+    ERROR = "error"              # anything else (403, 422, ...): not bound
+
+
+class Binder:
+    def __init__(self, rest: RestClient, timeout: float = BIND_TIMEOUT) -> None:
+        self.rest = rest
+        self.timeout = timeout
+
+    def bind(self, pod: Pod, host: str) -> tuple[BindOutcome, ApiError | None]:
+        log.debug("Attempting to bind %s to %s", pod.name, host)
+        binding = {
+            "apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": pod.name, "namespace": pod.namespace, **({"uid": pod.uid} if pod.uid else {})},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": host},
+        }
+        try:
+            self.rest.post(f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding", binding,
+                           timeout=(10.0, self.timeout))
+            return BindOutcome.SUCCESS, None
+        except ApiError as e:
+            return classify(e), e
+
+    def bound_node(self, pod: Pod) -> str | None:
+        """Where the API server says the pod is bound ("" when unbound); None when it cannot tell."""
+        try:
+            data = self.rest.get(f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}")
+        except ApiError as e:
+            return "" if e.not_found else None
+        if pod.uid and (data.get("metadata") or {}).get("uid") != pod.uid:
+            return ""  # a new pod of the same name: ours is gone
+        return (data.get("spec") or {}).get("nodeName") or ""
+
+
+def classify(error: ApiError) -> BindOutcome:
+    if error.status == 0:
+        return BindOutcome.TIMEOUT
+    if error.status == 409:
+        return BindOutcome.CONFLICT
+    if error.status == 404:
+        return BindOutcome.NOT_FOUND
+    if error.status >= 500:
+        return BindOutcome.SERVER_ERROR
+    return BindOutcome.ERROR

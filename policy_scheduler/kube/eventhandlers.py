@@ -1,0 +1,184 @@
+"""What each informer event does to the scheduler cache and the queue (upstream ``factory.go``).
+
+Pods: every non-terminal pod is watched (the 1.9 bug fixed by kubernetes#63003: pods bound by other
+schedulers count against their nodes); assigned pods go to the cache, unassigned pods whose
+``spec.schedulerName`` is ours go to the queue. A pod bound by the API server moves from the queue to
+the cache. Nodes go to the cache unless an update only changes heartbeat fields. The lister kinds
+(services, controllers, volumes) replace their objects in the cache's listers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ..cache.scheduler_cache import CacheCorrupted, CacheError, SchedulerCache
+from ..errors import ObjectError
+from ..model.node import Node
+from ..model.pod import Pod
+from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
+from ..model.workloads import LabelSelectedController, ReplicationController, Service
+from .queue import SchedulingQueue
+
+log = logging.getLogger(__name__)
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+def _parse(parser: Callable[[dict[str, Any]], Any], raw: dict[str, Any], what: str) -> Any:
+    try:
+        return parser(raw)
+    except ObjectError as e:
+        log.warning("ignoring %s the API server sent: %s", what, e)
+        return None
+
+
+class PodHandler:
+    def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, scheduler_name: str,
+                 on_corrupted: Callable[[str], None]) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.scheduler_name = scheduler_name
+        self.on_corrupted = on_corrupted
+
+    def responsible_for(self, pod: Pod) -> bool:
+        return pod.scheduler_name == self.scheduler_name and pod.phase not in TERMINAL_PHASES
+
+    def on_add(self, raw: dict[str, Any]) -> None:
+        pod = _parse(Pod, raw, "pod")
+        if pod is None:
+            return
+        if pod.node_name:
+            self._cache(self.cache.add_pod, pod)
+            self.queue.assigned_pod_added(pod)
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+
+    def on_update(self, old_raw: dict[str, Any], new_raw: dict[str, Any]) -> None:
+        old, new = _parse(Pod, old_raw, "pod"), _parse(Pod, new_raw, "pod")
+        if old is None or new is None:
+            return
+        if old.node_name and new.node_name:
+            self._cache(self.cache.update_pod, old, new)
+            self.queue.assigned_pod_updated(new)
+        elif new.node_name:  # bound: leaves the queue, enters the cache (confirming an assumed pod)
+            self.queue.delete(old)
+            self._cache(self.cache.add_pod, new)
+            self.queue.assigned_pod_added(new)
+        elif self.responsible_for(new):
+            if self.skip_pod_update(new):
+                log.debug("Skipping pod %s update", new.ref)
+                return
+            self.queue.update(old, new)
+
+    def on_delete(self, raw: dict[str, Any]) -> None:
+        pod = _parse(Pod, raw, "pod")
+        if pod is None:
+            return
+        if pod.node_name:
+            self._cache(self.cache.remove_pod, pod)
+            self.queue.move_all_to_active()
+        else:
+            self.queue.delete(pod)
+
+    def skip_pod_update(self, pod: Pod) -> bool:
+        """``skipPodUpdate``: the pod is assumed and differs from the assumed copy only in
+        resourceVersion, spec.nodeName and annotations."""
+        assumed = self.cache.assumed_pod(pod.key)
+        if assumed is None:
+            return False
+        return _without_volatile(assumed.raw) == _without_volatile(pod.raw)
+
+    def _cache(self, fn: Callable[..., None], *pods: Pod) -> None:
+        try:
+            fn(*pods)
+        except CacheCorrupted as e:
+            self.on_corrupted(str(e))
+        except CacheError as e:
+            log.error("scheduler cache %s failed: %s", fn.__name__, e)
+
+
+def _without_volatile(raw: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k not in ("resourceVersion", "annotations")}
+    spec = {k: v for k, v in (raw.get("spec") or {}).items() if k != "nodeName"}
+    return {**raw, "metadata": meta, "spec": spec}
+
+
+class NodeHandler:
+    def __init__(self, cache: SchedulerCache, queue: SchedulingQueue) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.heartbeats_skipped = 0
+
+    def on_add(self, raw: dict[str, Any]) -> None:
+        node = _parse(Node, raw, "node")
+        if node is not None:
+            self.cache.add_node(raw, node)
+            self.queue.move_all_to_active()
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if not self.cache.node_changed(new):
+            self.heartbeats_skipped += 1
+            return
+        self.on_add(new)
+
+    def on_delete(self, raw: dict[str, Any]) -> None:
+        self.cache.remove_node((raw.get("metadata") or {}).get("name") or "")
+
+
+class ListerHandler:
+    """Services, ReplicationControllers, ReplicaSets, StatefulSets, PVs, PVCs, StorageClasses."""
+
+    # kind -> (parse, events that may make unschedulable pods schedulable)
+    KINDS: dict[str, tuple[Callable[[dict[str, Any]], Any], bool]] = {
+        "Service": (Service.from_dict, True),
+        "ReplicationController": (ReplicationController.from_dict, False),
+        "ReplicaSet": (lambda raw: LabelSelectedController.from_dict("ReplicaSet", raw), False),
+        "StatefulSet": (lambda raw: LabelSelectedController.from_dict("StatefulSet", raw), False),
+        "PersistentVolume": (PersistentVolume.from_dict, False),
+        "PersistentVolumeClaim": (PersistentVolumeClaim.from_dict, True),
+        "StorageClass": (StorageClass.from_dict, False),
+    }
+
+    def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, kind: str) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.kind = kind
+        self.parse, self.moves_pods = self.KINDS[kind]
+
+    def on_add(self, raw: dict[str, Any]) -> None:
+        obj = _parse(self.parse, raw, self.kind)
+        if obj is None:
+            return
+        cluster = self.cache.cluster
+        with self.cache.lock:
+            if self.kind == "PersistentVolume":
+                cluster.add_persistent_volume(obj)
+            elif self.kind == "PersistentVolumeClaim":
+                cluster.add_persistent_volume_claim(obj)
+            elif self.kind == "StorageClass":
+                cluster.add_storage_class(obj)
+            else:
+                cluster.put_namespaced(self.kind, obj)
+        if self.moves_pods:
+            self.queue.move_all_to_active()
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self.on_add(new)
+
+    def on_delete(self, raw: dict[str, Any]) -> None:
+        meta = raw.get("metadata") or {}
+        name, namespace = meta.get("name") or "", meta.get("namespace") or ""
+        cluster = self.cache.cluster
+        with self.cache.lock:
+            if self.kind == "PersistentVolume":
+                cluster.remove_persistent_volume(name)
+            elif self.kind == "PersistentVolumeClaim":
+                cluster.remove_persistent_volume_claim(namespace, name)
+            elif self.kind == "StorageClass":
+                cluster.remove_storage_class(name)
+            else:
+                cluster.remove_namespaced(self.kind, namespace, name)
+        if self.moves_pods:
+            self.queue.move_all_to_active()

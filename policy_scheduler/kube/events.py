@@ -1,0 +1,179 @@
+"""Events and the ``PodScheduled`` condition, written in the background so the loop never waits.
+
+Events are core/v1 Events with source component = the scheduler name, named ``<object>.<hex ns>`` as
+client-go's recorder names them; a repeat of the same event for the same object (an unschedulable pod
+retrying) increments ``count`` on the existing Event instead of creating another, as client-go's
+correlator does. The queue is bounded: when the API server cannot keep up, events are dropped (and
+counted), never the scheduling.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from ..model.pod import Pod
+from .rest import ApiError, RestClient
+
+log = logging.getLogger(__name__)
+
+NORMAL = "Normal"
+WARNING = "Warning"
+MAX_QUEUE = 1000
+CORRELATION_CACHE = 4096
+PATCH_RETRIES = 3
+
+
+def now_rfc3339() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def object_reference(obj: Mapping[str, Any], kind: str, api_version: str = "v1") -> dict[str, Any]:
+    meta = obj.get("metadata") or {}
+    ref = {"kind": kind, "namespace": meta.get("namespace"), "name": meta.get("name"), "uid": meta.get("uid"),
+           "apiVersion": api_version, "resourceVersion": meta.get("resourceVersion")}
+    return {k: v for k, v in ref.items() if v}
+
+
+class BackgroundWriter:
+    """A bounded queue of API writes done by a few worker threads."""
+
+    def __init__(self, name: str, workers: int = 2, max_queue: int = MAX_QUEUE) -> None:
+        self.name = name
+        self._queue: queue.Queue[Callable[[], None] | None] = queue.Queue(max_queue)
+        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(workers)]
+        self.dropped = 0
+
+    def start(self) -> None:
+        for t in self._threads:
+            t.start()
+
+    def submit(self, write: Callable[[], None]) -> None:
+        try:
+            self._queue.put_nowait(write)
+        except queue.Full:
+            self.dropped += 1
+
+    def _work(self) -> None:
+        while True:
+            write = self._queue.get()
+            try:
+                if write is None:
+                    return
+                write()
+            except ApiError as e:
+                log.warning("%s: %s", self.name, e)
+            except Exception:  # a write failing must not stop the writer
+                log.exception("%s: write failed", self.name)
+            finally:
+                self._queue.task_done()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Write what is queued (bounded by ``timeout``), then end the workers."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for _ in self._threads:
+            try:
+                self._queue.put_nowait(None)
+            except queue.Full:
+                break
+        for t in self._threads:
+            t.join(timeout=max(0.0, deadline - time.monotonic()) + 0.1)
+
+
+class EventRecorder:
+    def __init__(self, rest: RestClient, component: str, writer: BackgroundWriter) -> None:
+        self.rest = rest
+        self.component = component
+        self.writer = writer
+        self._seen: OrderedDict[tuple, tuple[str, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def event(self, involved: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+        """Record an event about ``involved`` (an ObjectReference dict) in the background."""
+        self.writer.submit(lambda: self._write(dict(involved), type_, reason, message))
+
+    def pod_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
+        self.event(object_reference(pod.raw, "Pod"), type_, reason, message)
+
+    def _write(self, involved: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        namespace = involved.get("namespace") or "default"
+        key = (involved.get("kind"), namespace, involved.get("name"), involved.get("uid"), type_, reason, message)
+        timestamp = now_rfc3339()
+        with self._lock:
+            seen = self._seen.get(key)
+        if seen is not None:
+            name, count = seen
+            try:
+                self.rest.patch(f"/api/v1/namespaces/{namespace}/events/{name}",
+                                {"count": count + 1, "lastTimestamp": timestamp})
+                self._remember(key, name, count + 1)
+                return
+            except ApiError as e:
+                if not e.not_found:
+                    raise
+        name = f"{involved.get('name')}.{time.time_ns():x}"
+        self.rest.post(f"/api/v1/namespaces/{namespace}/events", {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": involved, "reason": reason, "message": message, "type": type_,
+            "source": {"component": self.component},
+            "firstTimestamp": timestamp, "lastTimestamp": timestamp, "count": 1,
+        })
+        self._remember(key, name, 1)
+
+    def _remember(self, key: tuple, name: str, count: int) -> None:
+        with self._lock:
+            self._seen[key] = (name, count)
+            self._seen.move_to_end(key)
+            while len(self._seen) > CORRELATION_CACHE:
+                self._seen.popitem(last=False)
+
+
+class PodConditionUpdater:
+    """Sets ``PodScheduled`` on a pod's status, only when status, reason or message change."""
+
+    def __init__(self, rest: RestClient, writer: BackgroundWriter) -> None:
+        self.rest = rest
+        self.writer = writer
+
+    def update(self, pod: Pod, status: str, reason: str, message: str | None) -> None:
+        current = pod_condition(pod.raw, "PodScheduled")
+        if current is not None and (current.get("status"), current.get("reason"), current.get("message")) == (
+            status, reason, message
+        ):
+            return
+        transition = current.get("lastTransitionTime") if current and current.get("status") == status else now_rfc3339()
+        condition = {"type": "PodScheduled", "status": status, "reason": reason, "lastProbeTime": None,
+                     "lastTransitionTime": transition}
+        if message:
+            condition["message"] = message
+        log.debug("Updating pod condition for %s to (PodScheduled==%s)", pod.ref, status)
+        self.writer.submit(lambda: self._patch(pod, condition))
+
+    def _patch(self, pod: Pod, condition: dict[str, Any]) -> None:
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
+        for attempt in range(PATCH_RETRIES):
+            try:
+                self.rest.patch(path, {"status": {"conditions": [condition]}})
+                return
+            except ApiError as e:
+                # 1.10 answers back-to-back patches with spurious 409s now and then; a gone pod needs nothing.
+                if e.not_found or not e.conflict or attempt == PATCH_RETRIES - 1:
+                    if not e.not_found:
+                        log.debug("updating the PodScheduled condition of %s failed: %s", pod.ref, e)
+                    return
+
+
+def pod_condition(raw: Mapping[str, Any], type_: str) -> dict[str, Any] | None:
+    for c in (raw.get("status") or {}).get("conditions") or ():
+        if isinstance(c, dict) and c.get("type") == type_:
+            return c
+    return None

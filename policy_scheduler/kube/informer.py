@@ -1,0 +1,214 @@
+"""Informers: list, then watch from the list's resourceVersion, as client-go's reflector does.
+
+One :class:`Reflector` thread per resource keeps a store of the raw objects (plain dicts, as the API
+server sent them) and turns what it sees into ``on_add`` / ``on_update`` / ``on_delete`` calls on its
+handler. A watch that ends is resumed from the last resourceVersion; a watch or list answered
+``410 Gone`` re-lists and reconciles the store (objects that vanished meanwhile are deleted); any
+other failure (stream cut, API server down, read timeout on a dead connection) is retried with
+exponential back-off. Handlers never see HTTP.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .rest import ApiError, RestClient
+
+log = logging.getLogger(__name__)
+
+# The server ends each watch after timeoutSeconds (upstream: a random 5-10 min); a connection that
+# sends nothing for longer than the read timeout is dead and is dropped.
+WATCH_TIMEOUT_RANGE = (240, 300)
+READ_TIMEOUT_MARGIN = 30.0
+BACKOFF_INITIAL = 0.8
+BACKOFF_MAX = 30.0
+
+
+class EventHandler(Protocol):
+    def on_add(self, obj: dict[str, Any]) -> None: ...
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None: ...
+
+    def on_delete(self, obj: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A resource to watch: ``kind`` and its candidate group versions, most preferred first."""
+
+    kind: str
+    plural: str
+    group_versions: tuple[str, ...]
+    namespaced: bool = True
+
+    def path(self, group_version: str, namespace: str | None = None) -> str:
+        base = f"/api/{group_version}" if group_version == "v1" else f"/apis/{group_version}"
+        if namespace:
+            return f"{base}/namespaces/{namespace}/{self.plural}"
+        return f"{base}/{self.plural}"
+
+
+def served_group_versions(rest: RestClient) -> set[str]:
+    """Every group/version the API server serves (``/api`` and ``/apis`` discovery)."""
+    served = {f"{v}" for v in rest.get("/api").get("versions") or ()}
+    for group in rest.get("/apis").get("groups") or ():
+        for version in group.get("versions") or ():
+            served.add(version.get("groupVersion") or "")
+    return served
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+
+def resource_version(obj: Mapping[str, Any]) -> str:
+    return (obj.get("metadata") or {}).get("resourceVersion") or ""
+
+
+class Reflector:
+    """List-then-watch one resource into a handler, until ``stop`` is set."""
+
+    def __init__(
+        self,
+        rest: RestClient,
+        path: str,
+        handler: EventHandler,
+        *,
+        name: str,
+        field_selector: str | None = None,
+        list_order: Callable[[dict[str, Any]], Any] | None = None,
+        watch_timeout: tuple[int, int] = WATCH_TIMEOUT_RANGE,
+        read_timeout: float | None = None,
+        backoff: tuple[float, float] = (BACKOFF_INITIAL, BACKOFF_MAX),
+    ) -> None:
+        self.rest = rest
+        self.path = path
+        self.handler = handler
+        self.name = name
+        self.field_selector = field_selector
+        self.list_order = list_order
+        self.watch_timeout = watch_timeout
+        self.read_timeout = read_timeout if read_timeout is not None else watch_timeout[1] + READ_TIMEOUT_MARGIN
+        self.backoff = backoff
+        self.store: dict[str, dict[str, Any]] = {}
+        self.resource_version = ""
+        self.synced = threading.Event()
+        self.lists = 0  # how many times the reflector listed (1 + re-lists)
+        self._stop = threading.Event()
+        self._stream: Any = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> Reflector:
+        self._thread = threading.Thread(target=self.run, name=f"reflector-{self.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+
+    def run(self) -> None:
+        delay = self.backoff[0]
+        need_list = True
+        while not self._stop.is_set():
+            try:
+                if need_list:
+                    self._list()
+                    need_list = False
+                self._watch()
+                delay = self.backoff[0]
+            except ApiError as e:
+                if self._stop.is_set():
+                    break
+                if e.gone:
+                    log.info("%s: watch of %s from resourceVersion %s expired (%s); re-listing",
+                             self.name, self.path, self.resource_version, e.message)
+                    need_list = True
+                    continue
+                log.warning("%s: %s failed: %s; retrying in %.1fs", self.name, self.path, e, delay)
+                self._stop.wait(delay * (1 + random.random() * 0.2))
+                delay = min(delay * 2, self.backoff[1])
+            except Exception:  # a handler bug must not kill the informer silently
+                log.exception("%s: event handling failed; re-listing", self.name)
+                need_list = True
+                self._stop.wait(delay)
+                delay = min(delay * 2, self.backoff[1])
+
+    # -- list and reconcile ----------------------------------------------------------------------
+    def _list(self) -> None:
+        query = {"fieldSelector": self.field_selector, "resourceVersion": "0" if not self.lists else None}
+        data = self.rest.get(self.path, query)
+        items: Sequence[dict[str, Any]] = data.get("items") or ()
+        self.lists += 1
+        self.replace(items, (data.get("metadata") or {}).get("resourceVersion") or "")
+        self.synced.set()
+
+    def replace(self, items: Sequence[dict[str, Any]], version: str) -> None:
+        """Reconcile the store with a full list: deletions first, then adds and updates in list order."""
+        listed = {object_key(o): o for o in items}
+        for key in [k for k in self.store if k not in listed]:
+            self.handler.on_delete(self.store.pop(key))
+        ordered = sorted(items, key=self.list_order) if self.list_order else items
+        for obj in ordered:
+            key = object_key(obj)
+            old = self.store.get(key)
+            self.store[key] = obj
+            if old is None:
+                self.handler.on_add(obj)
+            elif resource_version(old) != resource_version(obj):
+                self.handler.on_update(old, obj)
+        self.resource_version = version
+        log.debug("%s: listed %d objects at resourceVersion %s", self.name, len(items), version)
+
+    # -- watch -----------------------------------------------------------------------------------
+    def _watch(self) -> None:
+        query = {
+            "resourceVersion": self.resource_version,
+            "fieldSelector": self.field_selector,
+            "timeoutSeconds": random.randint(*self.watch_timeout),
+            "allowWatchBookmarks": "true",
+        }
+        stream = self.rest.watch(self.path, query, self.read_timeout)
+        self._stream = stream
+        try:
+            for event in stream:
+                if self._stop.is_set():
+                    return
+                self._dispatch(event)
+        finally:
+            self._stream = None
+            stream.close()
+
+    def _dispatch(self, event: Mapping[str, Any]) -> None:
+        kind = event.get("type")
+        obj = event.get("object") or {}
+        if kind == "ERROR":
+            raise ApiError(int(obj.get("code") or 0), obj.get("reason") or "", obj.get("message") or "watch error")
+        version = resource_version(obj)
+        if kind == "BOOKMARK":
+            self.resource_version = version or self.resource_version
+            return
+        key = object_key(obj)
+        if kind == "ADDED" or kind == "MODIFIED":
+            old = self.store.get(key)
+            self.store[key] = obj
+            if old is None:
+                self.handler.on_add(obj)
+            else:
+                self.handler.on_update(old, obj)
+        elif kind == "DELETED":
+            old = self.store.pop(key, None)
+            self.handler.on_delete(old if old is not None else obj)
+        self.resource_version = version or self.resource_version

@@ -1,0 +1,191 @@
+"""Raw JSON requests through the official client's ApiClient, behind a client-side token bucket.
+
+Every request the daemon makes goes through :class:`RestClient`: the ApiClient serialises auth and the
+URL and owns the connection pool; we read and write plain JSON (the engine parses dicts itself; the
+generated models are the slow part at scale, and the 37.x client fails to deserialise a Binding's
+``Status`` reply even when the bind succeeded). Outcomes are judged by HTTP status alone.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+
+class ApiError(Exception):
+    """A request failed: ``status`` is the HTTP status (0 when no response arrived, e.g. a timeout)."""
+
+    def __init__(self, status: int, reason: str, message: str, details: Mapping[str, Any] | None = None) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.details = dict(details or {})
+        super().__init__(f"{status} {reason}: {message}" if status else message)
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == 409
+
+    @property
+    def gone(self) -> bool:
+        return self.status == 410
+
+
+def status_error(status: int, body: bytes | str | None, fallback_reason: str = "") -> ApiError:
+    """An ApiError from a ``metav1.Status`` body (or whatever text the server sent)."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body or ""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and data.get("kind") == "Status":
+        return ApiError(status, data.get("reason") or fallback_reason, data.get("message") or text, data.get("details"))
+    return ApiError(status, fallback_reason, text.strip() or fallback_reason)
+
+
+class TokenBucket:
+    """client-go's ``flowcontrol.NewTokenBucketRateLimiter(qps, burst)``: ``take`` blocks for a token.
+
+    ``qps <= 0`` disables limiting (as a negative ``--kube-api-qps`` does upstream).
+    """
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = float(qps)
+        self.burst = max(1, int(burst))
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def take(self) -> None:
+        if self.qps <= 0:
+            return
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1
+            wait = -self._tokens / self.qps if self._tokens < 0 else 0.0
+        if wait > 0:
+            time.sleep(wait)
+
+
+class RestClient:
+    """JSON over the ApiClient's connection pool; ``timeout`` is the client-side read timeout in seconds."""
+
+    def __init__(self, api: client.ApiClient, *, qps: float = 50, burst: int = 100, timeout: float = 30.0,
+                 user_agent: str = "policy-scheduler") -> None:
+        self.api = api
+        self.limiter = TokenBucket(qps, burst)
+        self.timeout = timeout
+        self.user_agent = user_agent
+
+    @property
+    def host(self) -> str:
+        return self.api.configuration.host
+
+    def _send(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
+              content_type: str | None, timeout: float | tuple[float, float] | None):
+        self.limiter.take()
+        headers = {"Accept": JSON, "User-Agent": self.user_agent}
+        if body is not None:
+            headers["Content-Type"] = content_type or JSON
+        params = [(k, v) for k, v in (query or {}).items() if v is not None]
+        request = self.api.param_serialize(
+            method, path, query_params=params, header_params=headers, body=body, auth_settings=["BearerToken"],
+        )
+        try:
+            return self.api.call_api(*request, _request_timeout=timeout or (10.0, self.timeout)).response
+        except ApiException as e:  # raised by the REST layer for some transport failures
+            raise ApiError(e.status or 0, e.reason or "", str(e.body or e.reason)) from None
+        except (HTTPError, OSError) as e:
+            raise ApiError(0, "", f"{method} {path}: {e}") from None
+
+    def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+                content_type: str | None = None, timeout: float | tuple[float, float] | None = None) -> dict[str, Any]:
+        """The decoded JSON reply; raises ApiError on any non-2xx status or transport failure."""
+        response = self._send(method, path, query, body, content_type, timeout)
+        try:
+            data = response.data
+        except (HTTPError, OSError) as e:
+            raise ApiError(0, "", f"{method} {path}: {e}") from None
+        finally:
+            response.release_conn()
+        if not 200 <= response.status <= 299:
+            raise status_error(response.status, data, response.reason or "")
+        try:
+            return json.loads(data) if data else {}
+        except ValueError:
+            raise ApiError(response.status, "", f"{method} {path}: reply is not JSON") from None
+
+    def get(self, path: str, query: Mapping[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+        return self.request("GET", path, query=query, **kw)
+
+    def post(self, path: str, body: Any, **kw: Any) -> dict[str, Any]:
+        return self.request("POST", path, body=body, **kw)
+
+    def put(self, path: str, body: Any, **kw: Any) -> dict[str, Any]:
+        return self.request("PUT", path, body=body, **kw)
+
+    def patch(self, path: str, body: Any, content_type: str = STRATEGIC_MERGE_PATCH, **kw: Any) -> dict[str, Any]:
+        return self.request("PATCH", path, body=body, content_type=content_type, **kw)
+
+    def delete(self, path: str, query: Mapping[str, Any] | None = None, body: Any = None, **kw: Any) -> dict[str, Any]:
+        return self.request("DELETE", path, query=query, body=body, **kw)
+
+    def watch(self, path: str, query: Mapping[str, Any], read_timeout: float) -> WatchStream:
+        """Open a watch (``watch=true``); the stream yields one decoded event dict per line."""
+        response = self._send("GET", path, {**query, "watch": "true"}, None, None, (10.0, read_timeout))
+        if not 200 <= response.status <= 299:
+            try:
+                data = response.data
+            finally:
+                response.release_conn()
+            raise status_error(response.status, data, response.reason or "")
+        return WatchStream(response)
+
+
+class WatchStream:
+    """The lines of a watch response, decoded; ``close`` (from any thread) ends the iteration."""
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+        self.closed = False
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        buffer = b""
+        try:
+            for chunk in self.response.stream(amt=None, decode_content=True):
+                buffer += chunk
+                while True:
+                    newline = buffer.find(b"\n")
+                    if newline < 0:
+                        break
+                    line, buffer = buffer[:newline], buffer[newline + 1:]
+                    if line.strip():
+                        yield json.loads(line)
+        except (HTTPError, OSError, ValueError) as e:
+            if not self.closed:
+                raise ApiError(0, "", f"watch stream broken: {e}") from None
+
+    def close(self) -> None:
+        self.closed = True
+        try:
+            self.response.shutdown()
+        except (AttributeError, OSError, ValueError):  # already released, or an older urllib3
+            pass
+        self.response.release_conn()

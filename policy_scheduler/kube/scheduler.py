@@ -1,0 +1,218 @@
+"""The scheduling loop (upstream ``scheduler.go`` ``scheduleOne``): pop, decide, assume, bind.
+
+One pod at a time: the engine decides under the cache lock (so informer events never interleave with
+a decision), the pod is assumed onto the chosen node, and its bind goes to a bounded pool so the next
+pod is decided while binds are in flight. A failed attempt records a ``FailedScheduling`` event and
+the ``PodScheduled=False`` condition, and re-queues the pod after its back-off.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from ..cache.scheduler_cache import CacheError, SchedulerCache
+from ..core.generic_scheduler import FitError, GenericScheduler
+from ..errors import SchedulingError
+from ..model.pod import Pod
+from .binder import Binder, BindOutcome
+from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
+from .metrics import SchedulerMetrics, microseconds
+from .queue import PodBackoff, SchedulingQueue, pod_key
+
+log = logging.getLogger(__name__)
+
+BIND_WORKERS = 16
+
+
+class Requeuer:
+    """Puts failed pods back in the queue after their back-off (one wait per pod at a time).
+
+    The pod is re-read from the pod informer's store (upstream GETs it from the API server): a pod
+    that was deleted, or bound meanwhile, or is assumed, is not re-queued.
+    """
+
+    def __init__(self, queue: SchedulingQueue, lookup: Callable[[str], Pod | None], backoff: PodBackoff | None) -> None:
+        self.queue = queue
+        self.lookup = lookup
+        self.backoff = backoff
+        self._heap: list[tuple[float, str, bool]] = []
+        self._waiting: set[str] = set()
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="requeue", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def requeue(self, pod: Pod, unschedulable: bool) -> None:
+        key = pod_key(pod)
+        delay = self.backoff.next_delay(key) if self.backoff is not None else 0.0
+        with self._cond:
+            if key in self._waiting:
+                log.debug("Request for pod %s already in flight, abandoning", key)
+                return
+            self._waiting.add(key)
+            heapq.heappush(self._heap, (time.monotonic() + delay, key, unschedulable))
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopped and (not self._heap or self._heap[0][0] > time.monotonic()):
+                    self._cond.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
+                if self._stopped:
+                    return
+                _, key, unschedulable = heapq.heappop(self._heap)
+                self._waiting.discard(key)
+            pod = self.lookup(key)
+            if pod is None:
+                log.debug("A pod %s no longer needs scheduling", key)
+                continue
+            self.queue.add_unschedulable_if_not_present(pod, unschedulable)
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        self._thread.join(timeout=2)
+
+
+class SchedulingLoop:
+    def __init__(
+        self,
+        *,
+        cache: SchedulerCache,
+        queue: SchedulingQueue,
+        algorithm: Callable[[], GenericScheduler],
+        binder: Binder,
+        recorder: EventRecorder,
+        conditions: PodConditionUpdater,
+        requeuer: Requeuer,
+        metrics: SchedulerMetrics,
+        bind_workers: int = BIND_WORKERS,
+    ) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.algorithm = algorithm
+        self.binder = binder
+        self.recorder = recorder
+        self.conditions = conditions
+        self.requeuer = requeuer
+        self.metrics = metrics
+        self._pool = ThreadPoolExecutor(max_workers=bind_workers, thread_name_prefix="bind")
+        self._in_flight = threading.BoundedSemaphore(bind_workers * 2)
+        self._pending_binds = 0
+        self._binds_done = threading.Condition()
+
+    # -- the loop --------------------------------------------------------------------------------
+    def run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            self.schedule_one(timeout=0.2)
+
+    def schedule_one(self, timeout: float | None = None) -> None:
+        pod = self.queue.pop(timeout)
+        if pod is None:
+            return
+        if pod.deletion_timestamp:
+            message = f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
+            self.recorder.pod_event(pod, WARNING, "FailedScheduling", message)
+            return
+        log.debug("Attempting to schedule pod: %s", pod.ref)
+        start = time.monotonic_ns()
+        with self.cache.lock:
+            try:
+                host = self.algorithm().schedule(pod)
+            except SchedulingError as e:
+                host, error = None, e
+            except Exception as e:  # a plugin bug fails this pod, not the daemon
+                log.exception("scheduling %s failed", pod.ref)
+                host, error = None, SchedulingError(f"{type(e).__name__}: {e}")
+            self.metrics.scheduling_algorithm_latency.observe(microseconds(start, time.monotonic_ns()))
+            if host is None:
+                self._failed(pod, error)
+                return
+            assumed = pod.with_node_name(host)
+            try:
+                self.cache.assume_pod(assumed)
+            except CacheError as e:
+                log.error("scheduler cache AssumePod failed: %s", e)
+                self._error(pod, f"AssumePod failed: {e}", "SchedulerError", str(e), unschedulable=False)
+                return
+        self.metrics.schedule_attempts.labels(result="scheduled").inc()
+        self._in_flight.acquire()
+        with self._binds_done:
+            self._pending_binds += 1
+        self._pool.submit(self._bind, assumed, host, start)
+
+    def _failed(self, pod: Pod, error: Exception) -> None:
+        fit = isinstance(error, FitError)
+        self.metrics.schedule_attempts.labels(result="unschedulable" if fit else "error").inc()
+        log.info("unschedulable pod=%s reason=%r", pod.ref, str(error))
+        self._error(pod, str(error), "Unschedulable", str(error), unschedulable=fit)
+
+    def _error(self, pod: Pod, event: str, reason: str, message: str | None, *, unschedulable: bool) -> None:
+        """The error handler, the FailedScheduling event and the PodScheduled=False condition."""
+        self.requeuer.requeue(pod, unschedulable)
+        self.recorder.pod_event(pod, WARNING, "FailedScheduling", event)
+        self.conditions.update(pod, "False", reason, message)
+
+    # -- binding (bind pool threads) -------------------------------------------------------------
+    def _bind(self, assumed: Pod, host: str, start: int) -> None:
+        try:
+            bind_start = time.monotonic_ns()
+            outcome, error = self.binder.bind(assumed, host)
+            if outcome is BindOutcome.TIMEOUT:
+                outcome = self._settle_timeout(assumed, host)
+            self.cache.finish_binding(assumed)
+            self.metrics.bind_outcomes.labels(outcome=outcome.value).inc()
+            end = time.monotonic_ns()
+            if outcome is BindOutcome.SUCCESS:
+                self.metrics.binding_latency.observe(microseconds(bind_start, end))
+                log.info("scheduled pod=%s node=%s", assumed.ref, host)
+                self.recorder.pod_event(assumed, NORMAL, "Scheduled", f"Successfully assigned {assumed.name} to {host}")
+            elif outcome is BindOutcome.CONFLICT:
+                # Already bound: the watch reports where, and the cache follows it.
+                log.info("pod %s was already bound: %s", assumed.ref, error)
+            else:
+                self._forget(assumed)
+                if outcome is not BindOutcome.NOT_FOUND:
+                    log.info("Failed to bind pod: %s: %s", assumed.ref, error)
+                    self._error(assumed.with_node_name(""), f"Binding rejected: {error}", "BindingRejected", None,
+                                unschedulable=False)
+            self.metrics.e2e_scheduling_latency.observe(microseconds(start, end))
+        except Exception:
+            log.exception("binding %s to %s failed", assumed.ref, host)
+        finally:
+            self._in_flight.release()
+            with self._binds_done:
+                self._pending_binds -= 1
+                self._binds_done.notify_all()
+
+    def _settle_timeout(self, assumed: Pod, host: str) -> BindOutcome:
+        """No reply to the bind: the pod says whether it happened."""
+        node = self.binder.bound_node(assumed)
+        if node is None:
+            # Unknown: keep the assumption; if the watch never confirms it, it expires and is re-queued.
+            return BindOutcome.TIMEOUT
+        if node == "":
+            return BindOutcome.SERVER_ERROR
+        return BindOutcome.SUCCESS if node == host else BindOutcome.CONFLICT
+
+    def _forget(self, assumed: Pod) -> None:
+        try:
+            self.cache.forget_pod(assumed)
+        except CacheError as e:
+            log.error("scheduler cache ForgetPod failed: %s", e)
+
+    def wait_for_binds(self, timeout: float) -> bool:
+        """Block until no bind is in flight (or ``timeout``); True if all finished."""
+        with self._binds_done:
+            return self._binds_done.wait_for(lambda: self._pending_binds == 0, timeout)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=False)
