@@ -394,5 +394,62 @@ def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context
         _emit(differences_to_dict(source_a.label, source_b.label, diffs, len(a.placements)), output)
 
 
+# -- the daemon -------------------------------------------------------------------------------------
+def _run_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
+    from .kube.options import run_flags
+
+    return run_flags(fn)
+
+
+def _run_context() -> dict[str, Any]:
+    from .kube.options import RUN_CONTEXT_SETTINGS
+
+    return dict(RUN_CONTEXT_SETTINGS)
+
+
+@main.command(context_settings=_run_context())
+@_run_flags
+@click.option("--v", "run_verbosity", type=int, default=None, help="Log verbosity (overrides the global --v).")
+@click.option("--bind-workers", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Binds in flight at once (the next pod is decided while they run).")
+def run(run_verbosity: int | None, bind_workers: int, **flags: Any) -> None:
+    """Schedule pods on a live cluster: kube-scheduler 1.9's daemon, flags and behaviour."""
+    import signal
+
+    from .features import FeatureGates
+    from .kube.daemon import Daemon
+    from .kube.options import resolve_configuration
+
+    verbosity = run_verbosity if run_verbosity is not None else click.get_current_context().parent.params["verbosity"]
+    _setup_daemon_logging(verbosity)
+    try:
+        _registry()
+        gates = FeatureGates.parse(flags.get("feature_gates"))
+        daemon = Daemon(resolve_configuration(flags), gates, bind_workers=bind_workers)
+        daemon.prepare()
+    except UserError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+
+    def stop(signum: int, _frame: Any) -> None:
+        logging.getLogger(__name__).info("received %s: shutting down", signal.Signals(signum).name)
+        daemon.stop_event.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    sys.exit(daemon.run())
+
+
+def _setup_daemon_logging(verbosity: int) -> None:
+    """The daemon logs its life (start-up, leadership, reloads) at INFO; ``--v=1`` adds one line per
+    scheduling decision, ``--v=2`` and up upstream's V(2+) detail."""
+    level = logging.DEBUG if verbosity >= 2 else logging.INFO
+    root = logging.getLogger()
+    root.handlers.clear()
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname).1s %(asctime)s %(name)s] %(message)s")
+    if verbosity < 1:
+        logging.getLogger("policy_scheduler.kube.scheduler").setLevel(logging.WARNING)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,363 @@
+"""``policy-scheduler run``: the start-up sequence, leader election and shutdown around the loop.
+
+Start-up follows kube-scheduler 1.9 (``scheduler_loop.md`` §1): build the algorithm from its source
+(a policy that cannot be loaded stops the start before anything is watched), the leader-election lock,
+the HTTP endpoint, then the informers; scheduling starts once they are synced and, with leader
+election, only while this process leads. SIGTERM / SIGINT stop popping, let in-flight binds finish
+(bounded), release the lock and exit 0; a leader that cannot renew stops scheduling at once and
+exits 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .. import __version__
+from ..algorithm_source import AlgorithmSource, from_policy_file, from_provider
+from ..api import load_policy_from_configmap
+from ..cache.scheduler_cache import CLEANUP_PERIOD, SchedulerCache
+from ..core.generic_scheduler import GenericScheduler
+from ..errors import UserError
+from ..features import FeatureGates
+from ..model.pod import Pod
+from . import leaderelection
+from .binder import Binder
+from .client import api_client
+from .eventhandlers import ListerHandler, NodeHandler, PodHandler
+from .events import WARNING, BackgroundWriter, EventRecorder, PodConditionUpdater, object_reference
+from .informer import Reflector, Resource, served_group_versions
+from .metrics import SchedulerMetrics
+from .options import SchedulerConfiguration, split_host_port
+from .queue import PodBackoff, new_scheduling_queue, pod_key
+from .rest import ApiError, RestClient
+from .scheduler import BIND_WORKERS, Requeuer, SchedulingLoop
+from .server import SchedulerServer
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+SHUTDOWN_BIND_GRACE = 10.0
+
+RESOURCES = (
+    Resource("Node", "nodes", ("v1",), namespaced=False),
+    Resource("Pod", "pods", ("v1",)),
+    Resource("Service", "services", ("v1",)),
+    Resource("ReplicationController", "replicationcontrollers", ("v1",)),
+    Resource("ReplicaSet", "replicasets", ("apps/v1", "apps/v1beta2", "extensions/v1beta1")),
+    Resource("StatefulSet", "statefulsets", ("apps/v1", "apps/v1beta2", "apps/v1beta1")),
+    Resource("PersistentVolume", "persistentvolumes", ("v1",), namespaced=False),
+    Resource("PersistentVolumeClaim", "persistentvolumeclaims", ("v1",)),
+    Resource("StorageClass", "storageclasses", ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), namespaced=False),
+)
+NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+def queue_order(raw: dict[str, Any]) -> tuple[str, str, str]:
+    """The backlog's order: creation time, then namespace/name (the order ``simulate`` uses)."""
+    meta = raw.get("metadata") or {}
+    return (meta.get("creationTimestamp") or "", meta.get("namespace") or "", meta.get("name") or "")
+
+
+class Daemon:
+    def __init__(self, config: SchedulerConfiguration, feature_gates: FeatureGates, *,
+                 bind_workers: int = BIND_WORKERS) -> None:
+        self.config = config
+        self.feature_gates = feature_gates
+        self.metrics = SchedulerMetrics()
+        self.cache = SchedulerCache()
+        self.queue = new_scheduling_queue(feature_gates.enabled("PodPriority"))
+        self.bind_workers = bind_workers
+        self.stop_event = threading.Event()
+        self.reflectors: list[Reflector] = []
+        self._algorithm: GenericScheduler | None = None
+        self._policy_text: str | None = None
+        self._leading = threading.Event()
+        self._lost = threading.Event()
+        self._loop_stop = threading.Event()
+        self._loop_thread: threading.Thread | None = None
+        self._fatal: str | None = None
+
+    # -- start-up ----------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Everything that can fail because of the configuration; raises UserError (exit 1)."""
+        cfg = self.config
+        log.info("Version: %s", __version__)
+        conn = cfg.client_connection
+        kubeconfig = conn.kubeconfig or None
+        if not kubeconfig and not cfg.master:
+            log.warning("Neither --kubeconfig nor --master was specified. Using default API client. This might not work.")
+        pool = self.bind_workers * 2 + len(RESOURCES) + 8
+        self.rest = RestClient(api_client(kubeconfig, None, cfg.master or None, pool_size=pool),
+                               qps=conn.qps, burst=conn.burst, user_agent=f"policy-scheduler/{__version__} scheduler")
+        self.election_rest = RestClient(api_client(kubeconfig, None, cfg.master or None),
+                                        qps=conn.qps, burst=conn.burst,
+                                        user_agent=f"policy-scheduler/{__version__} leader-election")
+        self.source = self._algorithm_source()
+        self._algorithm = self._build(self.source)
+        le = cfg.leader_election
+        self.elector: leaderelection.LeaderElector | None = None
+        if le.leader_elect:
+            election = leaderelection.LeaderElectionConfig(
+                lock_type=le.resource_lock, namespace=le.lock_object_namespace, name=le.lock_object_name,
+                identity=leaderelection.default_identity(), lease_duration=le.lease_duration,
+                renew_deadline=le.renew_deadline, retry_period=le.retry_period,
+            )
+            leaderelection.validate(election)
+            self.elector = leaderelection.LeaderElector(
+                self.election_rest, election, on_started_leading=self._started_leading,
+                on_stopped_leading=self._stopped_leading, on_new_leader=self._new_leader,
+            )
+        writer = BackgroundWriter("events", workers=2)
+        self.writer = writer
+        self.recorder = EventRecorder(self.rest, cfg.scheduler_name, writer)
+        self.conditions = PodConditionUpdater(self.rest, writer)
+        backoff = None if self.feature_gates.enabled("PodPriority") else PodBackoff()
+        self.requeuer = Requeuer(self.queue, self.pending_pod, backoff)
+        self.loop = SchedulingLoop(
+            cache=self.cache, queue=self.queue, algorithm=self.algorithm, binder=Binder(self.rest),
+            recorder=self.recorder, conditions=self.conditions, requeuer=self.requeuer, metrics=self.metrics,
+            bind_workers=self.bind_workers,
+        )
+
+    def _algorithm_source(self) -> AlgorithmSource:
+        src = self.config.algorithm_source
+        if src.policy_file:
+            return from_policy_file(src.policy_file)
+        if src.policy_configmap_name:
+            raw = self._get_policy_configmap()
+            self._policy_text = (raw.get("data") or {}).get("policy.cfg")
+            return AlgorithmSource(label=self._configmap_label(), policy=load_policy_from_configmap(raw))
+        return from_provider(src.provider or "DefaultProvider")
+
+    def _configmap_label(self) -> str:
+        src = self.config.algorithm_source
+        return f"ConfigMap {src.policy_configmap_namespace}/{src.policy_configmap_name}"
+
+    def _get_policy_configmap(self) -> dict[str, Any]:
+        src = self.config.algorithm_source
+        path = f"/api/v1/namespaces/{src.policy_configmap_namespace}/configmaps/{src.policy_configmap_name}"
+        try:
+            return self.rest.get(path)
+        except ApiError as e:
+            raise UserError(
+                f"couldn't get policy config map {src.policy_configmap_namespace}/{src.policy_configmap_name}: {e.message}"
+            ) from None
+
+    def _build(self, source: AlgorithmSource) -> GenericScheduler:
+        return source.build(self.cache.cluster, feature_gates=self.feature_gates,
+                            hard_pod_affinity_symmetric_weight=self.config.hard_pod_affinity_symmetric_weight)
+
+    def algorithm(self) -> GenericScheduler:
+        assert self._algorithm is not None
+        return self._algorithm
+
+    # -- informers -------------------------------------------------------------------------------
+    def _start_informers(self) -> None:
+        served = self._discover()
+        name = self.config.scheduler_name
+        for resource in RESOURCES:
+            version = next((gv for gv in resource.group_versions if gv in served), None)
+            if version is None:
+                log.warning("the API server serves no %s version this scheduler reads (%s); not watching them",
+                            resource.kind, ", ".join(resource.group_versions))
+                continue
+            if resource.kind == "Pod":
+                handler: Any = PodHandler(self.cache, self.queue, name, self._corrupted)
+                self.pod_handler = handler
+            elif resource.kind == "Node":
+                handler = NodeHandler(self.cache, self.queue)
+            else:
+                handler = ListerHandler(self.cache, self.queue, resource.kind)
+            reflector = Reflector(
+                self.rest, resource.path(version), handler, name=resource.plural,
+                field_selector=NON_TERMINAL if resource.kind == "Pod" else None,
+                list_order=queue_order if resource.kind == "Pod" else None,
+            )
+            if resource.kind == "Pod":
+                self.pod_reflector = reflector
+            self.reflectors.append(reflector)
+        src = self.config.algorithm_source
+        if src.policy_configmap_name:
+            self.reflectors.append(Reflector(
+                self.rest, Resource("ConfigMap", "configmaps", ("v1",)).path("v1", src.policy_configmap_namespace),
+                _PolicyConfigMapHandler(self), name="policy-configmap",
+                field_selector=f"metadata.name={src.policy_configmap_name}",
+            ))
+        for reflector in self.reflectors:
+            reflector.start()
+
+    def _discover(self) -> set[str]:
+        delay = 0.5
+        while not self.stop_event.is_set():
+            try:
+                return served_group_versions(self.rest)
+            except ApiError as e:
+                log.warning("API discovery at %s failed: %s; retrying", self.rest.host, e)
+                self.stop_event.wait(delay)
+                delay = min(delay * 2, 30.0)
+        return set()
+
+    def synced(self) -> bool:
+        return bool(self.reflectors) and all(r.synced.is_set() for r in self.reflectors)
+
+    def pending_pod(self, key: str) -> Pod | None:
+        """The informer's latest copy of an unassigned pod of ours that still needs scheduling."""
+        raw = self.pod_reflector.store.get(key)
+        if raw is None:
+            return None
+        try:
+            pod = Pod(raw)
+        except UserError:
+            return None
+        if pod.node_name or not self.pod_handler.responsible_for(pod) or self.cache.is_assumed(pod.key):
+            return None
+        return pod
+
+    def _corrupted(self, message: str) -> None:
+        log.critical("%s", message)
+        self._fatal = message
+        self.stop_event.set()
+
+    # -- policy hot reload -----------------------------------------------------------------------
+    def reload_policy(self, raw: dict[str, Any]) -> None:
+        text = (raw.get("data") or {}).get("policy.cfg")
+        if text == self._policy_text:
+            return
+        label = self._configmap_label()
+        try:
+            source = AlgorithmSource(label=label, policy=load_policy_from_configmap(raw))
+            with self.cache.lock:
+                new = self._build(source)
+                old, self._algorithm = self._algorithm, new
+            if old is not None:
+                old.close()
+        except UserError as e:
+            self._policy_text = text
+            log.error("rejected the new policy in %s, keeping the one in force: %s", label, e)
+            self.metrics.policy_reloads.labels(result="rejected").inc()
+            self.recorder.event(object_reference(raw, "ConfigMap"), WARNING, "PolicyRejected",
+                                f"invalid scheduler policy, the previous one stays in force: {e}")
+            return
+        self._policy_text = text
+        self.metrics.policy_reloads.labels(result="applied").inc()
+        log.info("policy reloaded from %s", label)
+
+    # -- leadership ------------------------------------------------------------------------------
+    def _started_leading(self) -> None:
+        log.info("started leading: scheduling")
+        self.metrics.leader.set(1)
+        self._leading.set()
+        self._start_loop()
+
+    def _stopped_leading(self) -> None:
+        self.metrics.leader.set(0)
+        self._loop_stop.set()
+        if self._leading.is_set() and not self.stop_event.is_set():
+            self._lost.set()
+            log.error("lost master")
+
+    def _new_leader(self, identity: str) -> None:
+        log.info("new leader elected: %s", identity)
+
+    def _start_loop(self) -> None:
+        self._loop_stop.clear()
+        self._loop_thread = threading.Thread(target=self._schedule_when_synced, name="scheduler", daemon=True)
+        self._loop_thread.start()
+
+    def _schedule_when_synced(self) -> None:
+        while not self.synced() and not self._loop_stop.is_set():
+            self._loop_stop.wait(0.05)
+        self.loop.run(self._loop_stop)
+
+    # -- housekeeping ----------------------------------------------------------------------------
+    def _housekeeping(self) -> None:
+        """Every second: expire assumed pods never confirmed (re-queueing them), publish queue depth."""
+        while not self.stop_event.wait(CLEANUP_PERIOD):
+            for pod in self.cache.cleanup_expired():
+                pending = self.pending_pod(pod_key(pod))
+                if pending is not None:
+                    self.queue.add_unschedulable_if_not_present(pending, False)
+            for name, n in self.queue.depth().items():
+                self.metrics.pending_pods.labels(queue=name).set(n)
+
+    def healthz_checks(self) -> dict[str, Callable[[], str | None]]:
+        return {
+            "informer-sync": lambda: None if self.synced() else "informers have not synced",
+            "leader-election": lambda: "leadership lost" if self._lost.is_set() else None,
+        }
+
+    # -- run -------------------------------------------------------------------------------------
+    def run(self) -> int:
+        cfg = self.config
+        server = None
+        if cfg.healthz_bind_address:
+            host, port = split_host_port(cfg.healthz_bind_address)
+            server = SchedulerServer(host, port, metrics=self.metrics, configz=cfg.to_configz,
+                                     checks=self.healthz_checks(), profiling=cfg.enable_profiling)
+            server.start()
+        self.writer.start()
+        self.requeuer.start()
+        self._start_informers()
+        housekeeping = threading.Thread(target=self._housekeeping, name="housekeeping", daemon=True)
+        housekeeping.start()
+        elector_result: list[bool] = []
+        elector_stop = threading.Event()
+        elector_thread = None
+        if self.elector is not None:
+            elector_thread = threading.Thread(target=lambda: elector_result.append(self.elector.run(elector_stop)),
+                                              name="leader-election", daemon=True)
+            elector_thread.start()
+        else:
+            self._start_loop()
+        while not self.stop_event.is_set() and not self._lost.is_set():
+            if elector_thread is not None and not elector_thread.is_alive():
+                break
+            self.stop_event.wait(0.2)
+        code = self._shutdown(elector_stop, elector_thread)
+        if server is not None:
+            server.stop()
+        return code
+
+    def _shutdown(self, elector_stop: threading.Event, elector_thread: threading.Thread | None) -> int:
+        lost = self._lost.is_set() or (elector_thread is not None and not elector_thread.is_alive())
+        log.info("shutting down: %s", "lost lease" if lost else self._fatal or "signal")
+        self._loop_stop.set()
+        if self._loop_thread is not None:
+            self._loop_thread.join(timeout=SHUTDOWN_BIND_GRACE)
+        started = time.monotonic()
+        if not self.loop.wait_for_binds(SHUTDOWN_BIND_GRACE):
+            log.warning("in-flight binds did not finish within %.0fs", SHUTDOWN_BIND_GRACE)
+        log.info("in-flight binds settled in %.2fs", time.monotonic() - started)
+        elector_stop.set()
+        if elector_thread is not None:
+            elector_thread.join(timeout=10)
+        self.stop_event.set()
+        self.requeuer.stop()
+        self.queue.close()
+        for reflector in self.reflectors:
+            reflector.stop()
+        self.writer.stop(timeout=3.0)
+        self.loop.shutdown()
+        if lost:
+            log.error("lost lease")
+            return EXIT_ERROR
+        return EXIT_ERROR if self._fatal else EXIT_OK
+
+
+class _PolicyConfigMapHandler:
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+
+    def on_add(self, raw: dict[str, Any]) -> None:
+        self.daemon.reload_policy(raw)
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self.daemon.reload_policy(new)
+
+    def on_delete(self, raw: dict[str, Any]) -> None:
+        log.warning("the policy %s was deleted; the policy in force stays", self.daemon._configmap_label())

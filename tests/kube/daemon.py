@@ -1,0 +1,191 @@
+"""Running ``policy-scheduler run`` as a real subprocess against a real API server, and reading back
+what it did through the API server itself."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from policy_scheduler.kube.rest import ApiError, RestClient
+
+SCHEDULER = "policy-scheduler"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+def _command() -> list[str]:
+    exe = shutil.which("policy-scheduler")
+    return [exe] if exe else [sys.executable, "-m", "policy_scheduler.cli"]
+
+
+class DaemonProcess:
+    """``policy-scheduler run`` with its log in a file; ``args`` are extra flags."""
+
+    def __init__(self, kubeconfig: str, log_dir: Path, *args: str, name: str = "daemon",
+                 leader_elect: bool = False) -> None:
+        self.port = free_port()
+        self.log_path = log_dir / f"{name}.log"
+        self.args = [
+            "run", "--kubeconfig", kubeconfig, "--scheduler-name", SCHEDULER, "--address", "127.0.0.1",
+            "--port", str(self.port), f"--leader-elect={'true' if leader_elect else 'false'}", "--v=2", *args,
+        ]
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> DaemonProcess:
+        self._log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(_command() + self.args, stdout=self._log, stderr=subprocess.STDOUT,
+                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        return self
+
+    def healthz(self) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz?verbose", timeout=2) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+        except OSError as e:
+            return 0, str(e)
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
+            return r.read().decode()
+
+    def wait_healthy(self, timeout: float = 30.0) -> None:
+        wait_until(lambda: self.healthz()[0] == 200 or self.exited(), timeout, what=f"{self.log_path.name} healthy")
+        assert not self.exited(), self.log()
+
+    def exited(self) -> bool:
+        return self.process is not None and self.process.poll() is not None
+
+    def signal(self, sig: int) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(sig)
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM and wait; the exit code."""
+        assert self.process is not None
+        self.signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        finally:
+            self.kill()
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        if getattr(self, "_log", None) is not None:
+            self._log.close()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", labels: dict[str, str] | None = None,
+         **extra: Any) -> dict[str, Any]:
+    capacity = {"cpu": cpu, "memory": memory, "pods": pods}
+    obj = {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {},
+        "status": {"capacity": capacity, "allocatable": capacity,
+                   "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    obj["spec"].update(extra)
+    return obj
+
+
+def pod(name: str, cpu: str = "1", memory: str = "100Mi", scheduler: str = SCHEDULER, node_name: str | None = None,
+        labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    obj = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {"app": "test"}},
+        "spec": {"schedulerName": scheduler, "containers": [
+            {"name": "c", "image": "registry.k8s.io/pause:3.9",
+             "resources": {"requests": {"cpu": cpu, "memory": memory}}}], **spec},
+    }
+    if node_name:
+        obj["spec"]["nodeName"] = node_name
+    return obj
+
+
+class Cluster:
+    """Objects in one namespace of a real API server, through the admin RestClient."""
+
+    def __init__(self, rest: RestClient, namespace: str = "default") -> None:
+        self.rest = rest
+        self.namespace = namespace
+
+    def create_namespace(self, name: str) -> None:
+        self.rest.post("/api/v1/namespaces", {"metadata": {"name": name}})
+
+    def add_node(self, obj: dict[str, Any]) -> None:
+        self.rest.post("/api/v1/nodes", obj)
+
+    def add_pod(self, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+        return self.rest.post(f"/api/v1/namespaces/{namespace or self.namespace}/pods", obj)
+
+    def delete_pod(self, name: str) -> None:
+        self.rest.delete(f"/api/v1/namespaces/{self.namespace}/pods/{name}", {"gracePeriodSeconds": 0})
+
+    def pods(self) -> dict[str, dict[str, Any]]:
+        items = self.rest.get(f"/api/v1/namespaces/{self.namespace}/pods")["items"]
+        return {p["metadata"]["name"]: p for p in items}
+
+    def placements(self) -> dict[str, str]:
+        """pod name -> node name ("" when unbound)."""
+        return {name: p["spec"].get("nodeName") or "" for name, p in self.pods().items()}
+
+    def bound(self) -> dict[str, str]:
+        return {k: v for k, v in self.placements().items() if v}
+
+    def events(self, reason: str | None = None, kind: str = "Pod") -> list[dict[str, Any]]:
+        items = self.rest.get(f"/api/v1/namespaces/{self.namespace}/events")["items"]
+        return [e for e in items if (reason is None or e.get("reason") == reason)
+                and e["involvedObject"].get("kind") == kind]
+
+    def condition(self, name: str, type_: str = "PodScheduled") -> dict[str, Any] | None:
+        try:
+            p = self.rest.get(f"/api/v1/namespaces/{self.namespace}/pods/{name}")
+        except ApiError:
+            return None
+        for c in p.get("status", {}).get("conditions") or ():
+            if c["type"] == type_:
+                return c
+        return None
+
+    def put_configmap(self, namespace: str, name: str, data: dict[str, str]) -> None:
+        body = {"metadata": {"name": name, "namespace": namespace}, "data": data}
+        try:
+            current = self.rest.get(f"/api/v1/namespaces/{namespace}/configmaps/{name}")
+        except ApiError as e:
+            if not e.not_found:
+                raise
+            self.rest.post(f"/api/v1/namespaces/{namespace}/configmaps", body)
+            return
+        body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        self.rest.put(f"/api/v1/namespaces/{namespace}/configmaps/{name}", body)
