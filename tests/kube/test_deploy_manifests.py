@@ -1,0 +1,403 @@
+"""The manifests in ``examples/deploy/``: well formed, consistent with each other, and least privilege.
+
+The RBAC check runs against a real kube-apiserver 1.26 (RBAC on; the 1.10 envtest authorizes
+everything): the manifests are created with strict field validation, a token is issued for the
+ServiceAccount through the TokenRequest API, and every request the daemon makes is sent with that
+token and must not be refused (403), while a set of requests it must not be able to make must be.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from policy_scheduler.api import lint_policy, load_policy_file, load_policy_from_configmap
+from policy_scheduler.kube.client import api_client
+from policy_scheduler.kube.rest import MERGE_PATCH, ApiError, RestClient
+
+from .envtest import ROOT, start_server
+
+DEPLOY = ROOT / "examples" / "deploy"
+MANIFESTS = ("serviceaccount.yaml", "rbac.yaml", "policy-configmap.yaml", "deployment.yaml",
+             "second-scheduler-pod.yaml")
+NS = "kube-system"
+WORKLOAD_NS = "team-a"
+
+
+def documents(name: str) -> list[dict]:
+    with open(DEPLOY / name) as handle:
+        return [doc for doc in yaml.safe_load_all(handle) if doc is not None]
+
+
+def one(kind: str, name: str | None = None) -> dict:
+    found = [doc for file in MANIFESTS for doc in documents(file)
+             if doc["kind"] == kind and (name is None or doc["metadata"]["name"] == name)]
+    assert len(found) == 1, f"expected one {kind} {name or ''} in examples/deploy, found {len(found)}"
+    return found[0]
+
+
+def flags(args: list[str]) -> dict[str, str]:
+    out = {}
+    for arg in args:
+        match = re.fullmatch(r"--([a-z0-9-]+)(?:=(.*))?", arg)
+        assert match, f"argument {arg!r} is not --flag=value"
+        out[match.group(1)] = match.group(2) if match.group(2) is not None else "true"
+    return out
+
+
+def container() -> dict:
+    (c,) = one("Deployment")["spec"]["template"]["spec"]["containers"]
+    return c
+
+
+# --------------------------------------------------------------------------------------------------
+# Static checks
+
+
+@pytest.mark.parametrize("name", MANIFESTS)
+def test_manifest_parses_with_type_and_object_meta(name):
+    docs = documents(name)
+    assert docs
+    for doc in docs:
+        assert isinstance(doc.get("apiVersion"), str) and doc["apiVersion"]
+        assert isinstance(doc.get("kind"), str) and doc["kind"]
+        assert isinstance(doc.get("metadata"), dict) and doc["metadata"].get("name")
+
+
+def test_dockerfile_installs_the_repository():
+    text = (DEPLOY / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.11-slim\b", text, re.M)
+    assert "pip install" in text and "USER " in text
+    for copied in re.findall(r"^COPY (?!--from)(.+?) \S+$", text, re.M):
+        for path in copied.split():
+            assert (ROOT / path).exists(), f"Dockerfile copies {path}, which is not in the repository"
+
+
+def test_policy_configmap_is_the_default_provider_policy_and_valid():
+    from policy_scheduler.cli import _registry, policy_problems
+
+    configmap = one("ConfigMap", "scheduler-policy")
+    assert configmap["metadata"]["namespace"] == NS
+    policy = load_policy_from_configmap(configmap)
+    assert policy_problems(policy) == []
+    reg = _registry()
+    assert lint_policy(policy, set(reg.fit_predicates), set(reg.priorities)) == []
+    assert policy == load_policy_file(ROOT / "policies" / "default-provider.json")
+    assert json.loads(configmap["data"]["policy.cfg"]) == json.loads(
+        (ROOT / "policies" / "default-provider.json").read_text())
+
+
+def test_manifests_agree_with_each_other():
+    deployment = one("Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    args = flags(container()["args"])
+    account = one("ServiceAccount")["metadata"]
+    role, cluster_role = one("Role"), one("ClusterRole")
+
+    assert deployment["metadata"]["namespace"] == NS and deployment["spec"]["replicas"] == 2
+    assert spec["serviceAccountName"] == account["name"] and account["namespace"] == NS
+    assert "schedulerName" not in spec, "the scheduler's own pods are placed by the default scheduler"
+    for binding, ref in ((one("ClusterRoleBinding"), cluster_role), (one("RoleBinding"), role)):
+        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": ref["kind"],
+                                      "name": ref["metadata"]["name"]}
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["name"], "namespace": NS}]
+    assert role["metadata"]["namespace"] == NS == one("RoleBinding")["metadata"]["namespace"]
+
+    # A second scheduler, with its own lock (sharing kube-scheduler's would stop one of the two).
+    assert args["scheduler-name"] == "policy-scheduler"
+    assert one("Pod")["spec"]["schedulerName"] == args["scheduler-name"]
+    assert args["leader-elect"] == "true" and args["lock-object-namespace"] == NS
+    assert args["lock-object-name"] != "kube-scheduler"
+    assert args["policy-configmap"] == one("ConfigMap")["metadata"]["name"]
+    assert args["policy-configmap-namespace"] == NS
+
+    # The Role grants the lock and the ConfigMap by the names the daemon is given.
+    lock = {"leases": "coordination.k8s.io", "endpoints": "", "configmaps": ""}[args["leader-elect-resource-lock"]]
+    named = {(group, resource, verb): rule.get("resourceNames")
+             for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]
+             for verb in rule["verbs"]}
+    resource = args["leader-elect-resource-lock"]
+    assert named[(lock, resource, "create")] is None
+    assert named[(lock, resource, "get")] == named[(lock, resource, "update")] == [args["lock-object-name"]]
+    for verb in ("get", "list", "watch"):
+        assert named[("", "configmaps", verb)] == [args["policy-configmap"]]
+
+    # Health and metrics on --port.
+    port = int(args["port"])
+    c = container()
+    assert c["ports"][0]["containerPort"] == port
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert c[probe]["httpGet"] == {"path": "/healthz", "port": port}
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {"prometheus.io/scrape": "true", "prometheus.io/port": str(port),
+                           "prometheus.io/path": "/metrics"}
+    anti = spec["affinity"]["podAntiAffinity"]
+    terms = [t.get("podAffinityTerm", t) for key in anti for t in anti[key]]
+    assert any(t["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"] for t in terms)
+
+
+def test_deployment_arguments_are_accepted_by_the_run_command():
+    from policy_scheduler import cli
+
+    run = cli.main.commands.get("run")
+    if run is None:
+        pytest.skip("`policy-scheduler run` is not in this tree yet")
+    c = container()
+    assert c["command"] == ["policy-scheduler", "run"]
+    run.make_context("run", list(c["args"]))
+
+
+# --------------------------------------------------------------------------------------------------
+# RBAC against a real API server
+
+
+KINDS = {
+    "ServiceAccount": "/api/v1/namespaces/{ns}/serviceaccounts",
+    "ConfigMap": "/api/v1/namespaces/{ns}/configmaps",
+    "Pod": "/api/v1/namespaces/{ns}/pods",
+    "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+    "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
+    "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+    "Deployment": "/apis/apps/v1/namespaces/{ns}/deployments",
+}
+
+
+@pytest.fixture(scope="module")
+def clients(tmp_path_factory):
+    """(admin, scheduler): RestClients for the envtest admin and for the policy-scheduler ServiceAccount."""
+    server = start_server("1.26", tmp_path_factory.mktemp("envtest-deploy"))
+    try:
+        admin = server.rest()
+        for name in MANIFESTS:
+            for doc in documents(name):
+                path = KINDS[doc["kind"]].format(ns=doc["metadata"].get("namespace", ""))
+                # Strict: an unknown or misspelt field in a manifest is an error, not silently dropped.
+                admin.request("POST", path, body=doc, query={"fieldValidation": "Strict"})
+        account = one("ServiceAccount")["metadata"]["name"]
+        token = admin.post(f"/api/v1/namespaces/{NS}/serviceaccounts/{account}/token", {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600},
+        })["status"]["token"]
+        config = json.loads(Path(server.kubeconfig).read_text())
+        config["users"] = [{"name": account, "user": {"token": token}}]
+        config["contexts"][0]["context"]["user"] = account
+        path = Path(server.dir) / "scheduler.kubeconfig"
+        path.write_text(json.dumps(config))
+        path.chmod(0o600)
+        scheduler = RestClient(api_client(str(path)), qps=0, burst=1)
+        assert scheduler.get("/apis/authentication.k8s.io/v1")  # the token works at all
+        _seed(admin)
+        yield admin, scheduler, path
+    finally:
+        server.stop()
+
+
+def _seed(admin: RestClient) -> None:
+    """Objects for the requests below to act on, created as admin."""
+    admin.post("/api/v1/namespaces", {"metadata": {"name": WORKLOAD_NS}})
+    admin.post("/api/v1/nodes", {"metadata": {"name": "n1"}})
+    for pod in ("p1", "p2", "p3"):
+        admin.post(f"/api/v1/namespaces/{WORKLOAD_NS}/pods", {
+            "metadata": {"name": pod},
+            "spec": {"schedulerName": "policy-scheduler", "containers": [{"name": "c", "image": "pause"}]},
+        })
+    admin.post(f"/api/v1/namespaces/{NS}/configmaps", {"metadata": {"name": "other-config"}, "data": {"a": "b"}})
+    admin.post(f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases", {"metadata": {"name": "kube-scheduler"}})
+
+
+def _status(call) -> int:
+    try:
+        call()
+    except ApiError as e:
+        return e.status
+    return 200
+
+
+def _watch(client: RestClient, path: str, query: dict | None = None) -> None:
+    client.watch(path, {"timeoutSeconds": 5, **(query or {})}, read_timeout=10).close()
+
+
+def _event(ns: str, name: str, involved: dict) -> dict:
+    now = "2024-01-01T00:00:00Z"
+    return {
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": ns},
+        "involvedObject": involved, "reason": "Scheduled", "message": "test", "type": "Normal",
+        "source": {"component": "policy-scheduler"}, "count": 1, "firstTimestamp": now, "lastTimestamp": now,
+    }
+
+
+def test_scheduler_service_account_may_make_every_request_the_daemon_makes(clients):
+    admin, sa, _ = clients
+    pod = {"kind": "Pod", "namespace": WORKLOAD_NS, "name": "p1"}
+    lease = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"
+    lock = flags(container()["args"])["lock-object-name"]
+    policy_cm = one("ConfigMap")["metadata"]["name"]
+    by_name = {"fieldSelector": f"metadata.name={policy_cm}"}
+    checks = []
+    for path in ("/api/v1/nodes", "/api/v1/pods", "/api/v1/services", "/api/v1/replicationcontrollers",
+                 "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets", "/api/v1/persistentvolumes",
+                 "/api/v1/persistentvolumeclaims", "/apis/storage.k8s.io/v1/storageclasses"):
+        checks += [(f"list {path}", lambda p=path: sa.get(p, {"limit": 1})),
+                   (f"watch {path}", lambda p=path: _watch(sa, p))]
+    checks += [
+        ("get policy ConfigMap", lambda: sa.get(f"/api/v1/namespaces/{NS}/configmaps/{policy_cm}")),
+        ("list policy ConfigMap by name", lambda: sa.get(f"/api/v1/namespaces/{NS}/configmaps", by_name)),
+        ("watch policy ConfigMap by name", lambda: _watch(sa, f"/api/v1/namespaces/{NS}/configmaps", by_name)),
+        ("create event on the ConfigMap", lambda: sa.post(f"/api/v1/namespaces/{NS}/events", _event(
+            NS, "cm.1", {"kind": "ConfigMap", "namespace": NS, "name": policy_cm}))),
+        ("get pod", lambda: sa.get(f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p1")),
+        ("create pods/binding", lambda: sa.post(f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p1/binding", {
+            "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p1", "namespace": WORKLOAD_NS},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}})),
+        ("create bindings", lambda: sa.post(f"/api/v1/namespaces/{WORKLOAD_NS}/bindings", {
+            "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p2", "namespace": WORKLOAD_NS},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}})),
+        ("patch pods/status", lambda: sa.patch(f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p3/status", {
+            "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                       "message": "0/1 nodes are available"}]}})),
+        ("update pods/status", lambda: sa.put(f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p3/status",
+                                              sa.get(f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p3"))),
+        ("create event", lambda: sa.post(f"/api/v1/namespaces/{WORKLOAD_NS}/events",
+                                         _event(WORKLOAD_NS, "p1.1", pod))),
+        ("patch event", lambda: sa.patch(f"/api/v1/namespaces/{WORKLOAD_NS}/events/p1.1", {"count": 2})),
+        ("create event in default", lambda: sa.post("/api/v1/namespaces/default/events", _event(
+            "default", "x.1", {"kind": "Pod", "namespace": "default", "name": "x"}))),
+        ("get lock (absent)", lambda: sa.get(f"{lease}/{lock}")),
+        ("create lock", lambda: sa.post(lease, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                                "metadata": {"name": lock, "namespace": NS},
+                                                "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}})),
+        ("update lock", lambda: sa.put(f"{lease}/{lock}", {**sa.get(f"{lease}/{lock}"),
+                                                          "spec": {"holderIdentity": "b", "leaseDurationSeconds": 15}})),
+        ("get lock", lambda: sa.get(f"{lease}/{lock}")),
+    ]
+    checks += [(f"GET {path}", lambda p=path: sa.get(p))
+               for path in ("/api", "/apis", "/apis/coordination.k8s.io", "/version", "/healthz")]
+    results = [(what, _status(call)) for what, call in checks]
+    refused = [f"{what}: {status}" for what, status in results if status in (401, 403)]
+    assert not refused, "refused: " + "; ".join(refused)
+    # Not just "not refused": these really succeed against this server.
+    assert dict(results)["get lock (absent)"] == 404
+    assert all(status == 200 for what, status in results if what != "get lock (absent)"), results
+    assert admin.get(f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p1")["spec"]["nodeName"] == "n1"
+    assert admin.get(f"{lease}/{lock}")["spec"]["holderIdentity"] == "b"
+
+
+def test_scheduler_service_account_is_refused_everything_else(clients):
+    admin, sa, _ = clients
+    cms = f"/api/v1/namespaces/{NS}/configmaps"
+    lease = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"
+    policy_cm = one("ConfigMap")["metadata"]["name"]
+    p1 = f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p1"
+    checks = [
+        ("delete node", lambda: sa.delete("/api/v1/nodes/n1")),
+        ("patch node", lambda: sa.patch("/api/v1/nodes/n1", {"metadata": {"labels": {"a": "b"}}}, MERGE_PATCH)),
+        ("get node", lambda: sa.get("/api/v1/nodes/n1")),
+        ("create pod", lambda: sa.post(f"/api/v1/namespaces/{WORKLOAD_NS}/pods", {
+            "metadata": {"name": "new"}, "spec": {"containers": [{"name": "c", "image": "pause"}]}})),
+        ("update pod", lambda: sa.put(p1, admin.get(p1))),
+        ("delete pod", lambda: sa.delete(p1)),
+        ("list secrets", lambda: sa.get("/api/v1/secrets")),
+        ("list secrets in kube-system", lambda: sa.get(f"/api/v1/namespaces/{NS}/secrets")),
+        ("get a secret", lambda: sa.get(f"/api/v1/namespaces/{NS}/secrets/anything")),
+        ("get another ConfigMap", lambda: sa.get(f"{cms}/other-config")),
+        ("update another ConfigMap", lambda: sa.put(f"{cms}/other-config", admin.get(f"{cms}/other-config"))),
+        ("update the policy ConfigMap", lambda: sa.put(f"{cms}/{policy_cm}", admin.get(f"{cms}/{policy_cm}"))),
+        ("list all ConfigMaps in kube-system", lambda: sa.get(cms)),
+        ("create ConfigMap", lambda: sa.post(cms, {"metadata": {"name": "new"}})),
+        ("create Endpoints", lambda: sa.post(f"/api/v1/namespaces/{NS}/endpoints", {"metadata": {"name": "new"}})),
+        ("get kube-scheduler's lease", lambda: sa.get(f"{lease}/kube-scheduler")),
+        ("update kube-scheduler's lease", lambda: sa.put(f"{lease}/kube-scheduler",
+                                                         admin.get(f"{lease}/kube-scheduler"))),
+        ("create lease elsewhere", lambda: sa.post(f"/apis/coordination.k8s.io/v1/namespaces/{WORKLOAD_NS}/leases",
+                                                   {"metadata": {"name": "x"}})),
+        ("delete event", lambda: sa.delete(f"/api/v1/namespaces/{WORKLOAD_NS}/events/anything")),
+        ("create ClusterRoleBinding", lambda: sa.post("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+            "metadata": {"name": "x"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                                   "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": "policy-scheduler", "namespace": NS}]})),
+    ]
+    allowed = [f"{what}: {status}" for what, status in ((w, _status(c)) for w, c in checks) if status != 403]
+    assert not allowed, "not refused: " + "; ".join(allowed)
+
+
+def test_the_daemon_runs_with_the_deployments_arguments_and_this_rbac(clients, tmp_path):
+    """`policy-scheduler run` with the Deployment's arguments and the ServiceAccount's token: it takes the
+    Lease, binds the example pod, marks an unschedulable pod, rejects a bad policy with an event, and
+    on SIGTERM releases the Lease and exits 0, without one refused request."""
+    from policy_scheduler import cli
+
+    if "run" not in cli.main.commands:
+        pytest.skip("`policy-scheduler run` is not in this tree yet")
+    admin, _, kubeconfig = clients
+    lock = flags(container()["args"])["lock-object-name"]
+    lease = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/{lock}"
+    if _status(lambda: admin.get(lease)) == 200:
+        admin.delete(lease)  # left by the request test with a live-looking holder
+    resources = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    admin.post("/api/v1/nodes", {"metadata": {"name": "worker", "labels": {"kubernetes.io/hostname": "worker"}},
+                                 "status": {"capacity": resources, "allocatable": resources,
+                                            "conditions": [{"type": "Ready", "status": "True"}]}})
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [a for a in container()["args"] if not a.startswith(("--port=", "--address="))]
+    args += [f"--port={port}", "--address=127.0.0.1", f"--kubeconfig={kubeconfig}"]
+    log_path = tmp_path / "daemon.log"
+    with open(log_path, "w") as log:
+        daemon = subprocess.Popen([sys.executable, "-m", "policy_scheduler.cli", "run", *args],
+                                  stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        pod = one("Pod")  # created, unbound, by the fixture
+        too_big = {"metadata": {"name": "too-big"}, "spec": {
+            "schedulerName": pod["spec"]["schedulerName"],
+            "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": "64"}}}]}}
+        admin.post("/api/v1/namespaces/default/pods", too_big)
+
+        def until(what, check, timeout=20.0):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if daemon.poll() is not None:
+                    pytest.fail(f"the daemon exited ({daemon.returncode}) before {what}:\n{log_path.read_text()[-3000:]}")
+                value = check()
+                if value:
+                    return value
+                time.sleep(0.1)
+            pytest.fail(f"timed out waiting for {what}:\n{log_path.read_text()[-3000:]}")
+
+        path = f"/api/v1/namespaces/default/pods/{pod['metadata']['name']}"
+        until("the example pod to be bound", lambda: admin.get(path)["spec"].get("nodeName") == "worker")
+        until("PodScheduled=False on the unschedulable pod", lambda: any(
+            c["type"] == "PodScheduled" and c["status"] == "False"
+            for c in admin.get("/api/v1/namespaces/default/pods/too-big")["status"].get("conditions") or ()))
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
+            assert reply.read() == b"ok"
+        assert admin.get(lease)["spec"]["holderIdentity"]
+
+        name = one("ConfigMap")["metadata"]["name"]
+        configmap = admin.get(f"/api/v1/namespaces/{NS}/configmaps/{name}")
+        configmap["data"]["policy.cfg"] = '{"kind": "Policy", "apiVersion": "v1", "predicates": [{"name": "NoSuchPredicate"}]}'
+        admin.put(f"/api/v1/namespaces/{NS}/configmaps/{name}", configmap)
+        until("a Warning event on the rejected policy", lambda: any(
+            e["type"] == "Warning" and e["involvedObject"].get("name") == name
+            for e in admin.get(f"/api/v1/namespaces/{NS}/events")["items"]))
+
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=20) == 0, log_path.read_text()[-3000:]
+        assert not admin.get(lease)["spec"].get("holderIdentity"), "the Lease was not released"
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    text = log_path.read_text()
+    assert "403" not in text and "Forbidden" not in text and "forbidden" not in text, text[-3000:]
