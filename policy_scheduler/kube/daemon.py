@@ -87,6 +87,9 @@ class Daemon:
         """Everything that can fail because of the configuration; raises UserError (exit 1)."""
         cfg = self.config
         log.info("Version: %s", __version__)
+        if self.feature_gates.enabled("VolumeScheduling"):
+            raise UserError("--feature-gates VolumeScheduling=true: run does not implement the volume binder "
+                            "(assuming and binding PersistentVolumes before the pod); see docs/deviations.md")
         conn = cfg.client_connection
         kubeconfig = conn.kubeconfig or None
         if not kubeconfig and not cfg.master:

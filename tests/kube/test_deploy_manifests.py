@@ -149,9 +149,7 @@ def test_manifests_agree_with_each_other():
 def test_deployment_arguments_are_accepted_by_the_run_command():
     from policy_scheduler import cli
 
-    run = cli.main.commands.get("run")
-    if run is None:
-        pytest.skip("`policy-scheduler run` is not in this tree yet")
+    run = cli.main.commands["run"]
     c = container()
     assert c["command"] == ["policy-scheduler", "run"]
     run.make_context("run", list(c["args"]))
@@ -335,10 +333,6 @@ def test_the_daemon_runs_with_the_deployments_arguments_and_this_rbac(clients, t
     """`policy-scheduler run` with the Deployment's arguments and the ServiceAccount's token: it takes the
     Lease, binds the example pod, marks an unschedulable pod, rejects a bad policy with an event, and
     on SIGTERM releases the Lease and exits 0, without one refused request."""
-    from policy_scheduler import cli
-
-    if "run" not in cli.main.commands:
-        pytest.skip("`policy-scheduler run` is not in this tree yet")
     admin, _, kubeconfig = clients
     lock = flags(container()["args"])["lock-object-name"]
     lease = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/{lock}"
