@@ -1,0 +1,180 @@
+"""The daemon's scheduler cache: upstream ``schedulercache/cache_test.go`` behaviours (assume, confirm,
+expire, forget, update, remove) with an injected clock, and heartbeat-proof node updates."""
+
+from __future__ import annotations
+
+import pytest
+
+from policy_scheduler.cache.scheduler_cache import (
+    CacheCorrupted,
+    CacheError,
+    SchedulerCache,
+    node_fingerprint,
+)
+from policy_scheduler.model.node import Node
+from policy_scheduler.model.pod import Pod
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_pod(name: str, node: str, cpu: str = "100m", ports: tuple[int, ...] = ()) -> Pod:
+    return Pod({
+        "metadata": {"name": name, "namespace": "default", "uid": name},
+        "spec": {"nodeName": node, "containers": [{
+            "name": "c", "resources": {"requests": {"cpu": cpu, "memory": "500"}},
+            "ports": [{"hostPort": p} for p in ports]}]},
+    })
+
+
+def make_node(name: str, heartbeat: str = "t0", labels: dict | None = None) -> dict:
+    return {
+        "metadata": {"name": name, "labels": labels or {}, "resourceVersion": heartbeat},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": heartbeat}],
+                   "nodeInfo": {"bootID": heartbeat}},
+    }
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def cache(clock):
+    return SchedulerCache(ttl=10.0, clock=clock)
+
+
+def requested_cpu(cache: SchedulerCache, node: str) -> int:
+    info = cache.cluster.node_infos.get(node)
+    return info.requested.milli_cpu if info else 0
+
+
+def test_assumed_pods_count_on_their_node(cache):
+    cache.assume_pod(make_pod("a", "n1", "100m", (80,)))
+    cache.assume_pod(make_pod("b", "n1", "200m", (8080,)))
+    info = cache.cluster.node_infos["n1"]
+    assert info.requested.milli_cpu == 300
+    assert set(info.used_ports) == {"TCP/0.0.0.0/80", "TCP/0.0.0.0/8080"}
+    with pytest.raises(CacheError, match="pod a state wasn't initial but get assumed"):
+        cache.assume_pod(make_pod("a", "n1"))
+
+
+def test_expire_only_after_binding_finished_and_ttl(cache, clock):
+    """TestExpirePod: a pod whose binding is in flight never expires; one finished expires after the TTL."""
+    in_flight, finished = make_pod("in-flight", "n1", "100m"), make_pod("finished", "n1", "200m")
+    cache.assume_pod(in_flight)
+    cache.assume_pod(finished)
+    cache.finish_binding(finished)
+    clock.now += 9.0
+    assert cache.cleanup_expired() == []
+    clock.now += 2.0
+    assert [p.name for p in cache.cleanup_expired()] == ["finished"]
+    assert requested_cpu(cache, "n1") == 100
+    clock.now += 1000
+    assert cache.cleanup_expired() == []
+    assert cache.is_assumed(in_flight.key)
+
+
+def test_add_confirms_an_assumed_pod_which_then_never_expires(cache, clock):
+    """TestAddPodWillConfirm."""
+    pod = make_pod("a", "n1", "100m")
+    cache.assume_pod(pod)
+    cache.finish_binding(pod)
+    cache.add_pod(pod)
+    clock.now += 100
+    assert cache.cleanup_expired() == []
+    assert requested_cpu(cache, "n1") == 100
+    assert not cache.is_assumed(pod.key)
+    with pytest.raises(CacheError, match="pod was already in added state. Pod key: a"):
+        cache.add_pod(pod)
+
+
+def test_add_on_another_node_moves_the_assumed_pod(cache, caplog):
+    """TestAddPodWillReplaceAssumed: the watch's node wins."""
+    cache.assume_pod(make_pod("a", "n1", "100m"))
+    cache.add_pod(make_pod("a", "n2", "100m"))
+    assert requested_cpu(cache, "n1") == 0
+    assert requested_cpu(cache, "n2") == 100
+    assert "assumed to a different node than added to" in caplog.text
+
+
+def test_add_after_expiration_adds_it_again(cache, clock):
+    """TestAddPodAfterExpiration."""
+    pod = make_pod("a", "n1", "100m")
+    cache.assume_pod(pod)
+    cache.finish_binding(pod)
+    clock.now += 11
+    cache.cleanup_expired()
+    assert requested_cpu(cache, "n1") == 0
+    cache.add_pod(pod)
+    assert requested_cpu(cache, "n1") == 100
+
+
+def test_forget(cache):
+    pod = make_pod("a", "n1", "100m")
+    cache.assume_pod(pod)
+    with pytest.raises(CacheError, match="pod a state was assumed on a different node"):
+        cache.forget_pod(make_pod("a", "n2"))
+    cache.forget_pod(pod)
+    assert requested_cpu(cache, "n1") == 0
+    with pytest.raises(CacheError, match="pod a state wasn't assumed but get forgotten"):
+        cache.forget_pod(pod)
+
+
+def test_update_and_remove_of_added_pods(cache):
+    """TestUpdatePod / TestRemovePod, and the fatal node change."""
+    old, new = make_pod("a", "n1", "100m"), make_pod("a", "n1", "300m")
+    with pytest.raises(CacheError, match="pod a state wasn't added but get updated"):
+        cache.update_pod(old, new)
+    cache.add_pod(old)
+    cache.update_pod(old, new)
+    assert requested_cpu(cache, "n1") == 300
+    with pytest.raises(CacheCorrupted, match="Schedulercache is corrupted"):
+        cache.update_pod(new, make_pod("a", "n2", "300m"))
+    cache.remove_pod(new)
+    assert "n1" not in cache.cluster.node_infos
+    with pytest.raises(CacheError, match="pod state wasn't added but get removed. Pod key: a"):
+        cache.remove_pod(new)
+
+
+def test_status_only_updates_keep_the_accounted_object(cache):
+    old = make_pod("a", "n1", "100m")
+    cache.add_pod(old)
+    raw = {**old.raw, "status": {"phase": "Running", "podIP": "10.0.0.9"}}
+    cache.update_pod(old, Pod(raw))
+    assert cache.cluster.node_infos["n1"].pods == [old]
+
+
+def test_heartbeats_are_recognised_without_parsing(cache):
+    first = make_node("n1", "t0")
+    cache.add_node(first, Node(first))
+    heartbeat = make_node("n1", "t1")
+    assert node_fingerprint(first) == node_fingerprint(heartbeat)
+    assert not cache.node_changed(heartbeat)
+    relabelled = make_node("n1", "t2", labels={"zone": "a"})
+    assert cache.node_changed(relabelled)
+    not_ready = make_node("n1", "t3")
+    not_ready["status"]["conditions"][0]["status"] = "False"
+    assert cache.node_changed(not_ready)
+    resized = make_node("n1", "t4")
+    resized["status"]["allocatable"]["cpu"] = "8"
+    assert cache.node_changed(resized)
+
+
+def test_removed_node_keeps_its_pods_until_they_go(cache):
+    raw = make_node("n1")
+    cache.add_node(raw, Node(raw))
+    pod = make_pod("a", "n1")
+    cache.add_pod(pod)
+    cache.remove_node("n1")
+    assert cache.cluster.node_infos["n1"].node is None
+    assert cache.cluster.node_list() == []
+    cache.remove_pod(pod)
+    assert "n1" not in cache.cluster.node_infos
