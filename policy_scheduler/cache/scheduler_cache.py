@@ -80,12 +80,15 @@ class SchedulerCache:
             self._states[pod.key] = _PodState(pod, assumed=True)
 
     def finish_binding(self, pod: Pod) -> None:
-        """The bind call returned (either way): from now on the assumed pod may expire."""
-        with self.lock:
-            state = self._states.get(pod.key)
-            if state is not None and state.assumed:
-                state.binding_finished = True
-                state.deadline = self.clock() + self.ttl
+        """The bind call returned (either way): from now on the assumed pod may expire.
+
+        Lock-free (bind threads must not wait for the engine): the deadline is set before the flag
+        ``cleanup_expired`` checks first, so it never sees a finished binding without a deadline.
+        """
+        state = self._states.get(pod.key)
+        if state is not None and state.assumed:
+            state.deadline = self.clock() + self.ttl
+            state.binding_finished = True
 
     def forget_pod(self, pod: Pod) -> None:
         """Undo ``assume_pod`` (the bind failed)."""
@@ -131,6 +134,9 @@ class SchedulerCache:
                 raise CacheError(f"pod was already in added state. Pod key: {pod.key}")
             if state.pod.node_name != pod.node_name:
                 log.warning("Pod %s assumed to a different node than added to.", pod.ref)
+            elif _same_for_engine(state.pod, pod):  # the usual confirmation: nothing to re-account
+                self._states[pod.key] = _PodState(state.pod, assumed=False)
+                return
             self.cluster.remove_pod(state.pod)
             self.cluster.add_pod(pod)
             self._states[pod.key] = _PodState(pod, assumed=False)

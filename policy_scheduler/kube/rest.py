@@ -1,7 +1,7 @@
-"""Raw JSON requests through the official client's ApiClient, behind a client-side token bucket.
+"""Raw JSON requests through the official client's REST layer, behind a client-side token bucket.
 
-Every request the daemon makes goes through :class:`RestClient`: the ApiClient serialises auth and the
-URL and owns the connection pool; we read and write plain JSON (the engine parses dicts itself; the
+Every request the daemon makes goes through :class:`RestClient`: the ApiClient's configuration gives
+the server, TLS and credentials and its REST client owns the connection pool; we read and write plain JSON (the engine parses dicts itself; the
 generated models are the slow part at scale, and the 37.x client fails to deserialise a Binding's
 ``Status`` reply even when the bind succeeded). Outcomes are judged by HTTP status alone.
 """
@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -21,6 +22,7 @@ from urllib3.exceptions import HTTPError
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+AUTH_REFRESH = 60.0
 
 
 class ApiError(Exception):
@@ -93,23 +95,35 @@ class RestClient:
         self.limiter = TokenBucket(qps, burst)
         self.timeout = timeout
         self.user_agent = user_agent
+        self._auth: dict[str, str] = {}
+        self._auth_at = -AUTH_REFRESH
 
     @property
     def host(self) -> str:
         return self.api.configuration.host
 
+    def _authorization(self) -> dict[str, str]:
+        """The credentials header, recomputed once a minute (a rotated token file is picked up)
+        instead of on every request as the generated client does."""
+        now = time.monotonic()
+        if now - self._auth_at > AUTH_REFRESH:
+            settings = self.api.configuration.auth_settings().get("BearerToken")
+            self._auth = {settings["key"]: settings["value"]} if settings and settings.get("value") else {}
+            self._auth_at = now
+        return self._auth
+
     def _send(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
               content_type: str | None, timeout: float | tuple[float, float] | None):
         self.limiter.take()
-        headers = {"Accept": JSON, "User-Agent": self.user_agent}
+        headers = {"Accept": JSON, "User-Agent": self.user_agent, **self._authorization()}
         if body is not None:
             headers["Content-Type"] = content_type or JSON
-        params = [(k, v) for k, v in (query or {}).items() if v is not None]
-        request = self.api.param_serialize(
-            method, path, query_params=params, header_params=headers, body=body, auth_settings=["BearerToken"],
-        )
+        params = {k: v for k, v in (query or {}).items() if v is not None}
+        url = self.host + path + ("?" + urlencode(params) if params else "")
         try:
-            return self.api.call_api(*request, _request_timeout=timeout or (10.0, self.timeout)).response
+            return self.api.rest_client.request(
+                method, url, headers=headers, body=body, _request_timeout=timeout or (10.0, self.timeout)
+            ).response
         except ApiException as e:  # raised by the REST layer for some transport failures
             raise ApiError(e.status or 0, e.reason or "", str(e.body or e.reason)) from None
         except (HTTPError, OSError) as e:
