@@ -118,7 +118,8 @@ class Daemon:
         writer = BackgroundWriter("events", workers=2)
         self.writer = writer
         self.recorder = EventRecorder(self.rest, cfg.scheduler_name, writer)
-        self.conditions = PodConditionUpdater(self.rest, writer)
+        self.conditions = PodConditionUpdater(self.rest, writer,
+                                              still_pending=lambda pod: self.pending_pod(pod_key(pod)) is not None)
         backoff = None if self.feature_gates.enabled("PodPriority") else PodBackoff()
         self.requeuer = Requeuer(self.queue, self.pending_pod, backoff)
         self.loop = SchedulingLoop(

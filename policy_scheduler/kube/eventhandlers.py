@@ -59,6 +59,12 @@ class PodHandler:
         old, new = _parse(Pod, old_raw, "pod"), _parse(Pod, new_raw, "pod")
         if old is None or new is None:
             return
+        if old.uid and new.uid and old.uid != new.uid:
+            # A delete and a re-create under the same name, merged into one update by a re-list (after a
+            # 410): the old pod is gone, the new one is another pod (upstream updatePodInCache does this).
+            self.on_delete(old_raw)
+            self.on_add(new_raw)
+            return
         if old.node_name and new.node_name:
             self._cache(self.cache.update_pod, old, new)
             self.queue.assigned_pod_updated(new)

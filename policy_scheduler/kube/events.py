@@ -138,11 +138,14 @@ class EventRecorder:
 
 
 class PodConditionUpdater:
-    """Sets ``PodScheduled`` on a pod's status, only when status, reason or message change."""
+    """Sets ``PodScheduled`` on a pod's status, only when status, reason or message change, and only while
+    the pod still waits for a node when the write goes out (``still_pending``)."""
 
-    def __init__(self, rest: RestClient, writer: BackgroundWriter) -> None:
+    def __init__(self, rest: RestClient, writer: BackgroundWriter,
+                 still_pending: Callable[[Pod], bool] = lambda pod: True) -> None:
         self.rest = rest
         self.writer = writer
+        self.still_pending = still_pending
 
     def update(self, pod: Pod, status: str, reason: str, message: str | None) -> None:
         current = pod_condition(pod.raw, "PodScheduled")
@@ -159,6 +162,8 @@ class PodConditionUpdater:
         self.writer.submit(lambda: self._patch(pod, condition))
 
     def _patch(self, pod: Pod, condition: dict[str, Any]) -> None:
+        if not self.still_pending(pod):
+            return  # retried and assumed or bound meanwhile: a late False must not overwrite the binding's True
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
         for attempt in range(PATCH_RETRIES):
             try:

@@ -127,8 +127,8 @@ class Reflector:
                 if need_list:
                     self._list()
                     need_list = False
-                self._watch()
-                delay = self.backoff[0]
+                if self._watch():  # a watch that delivered events proves the connection good again
+                    delay = self.backoff[0]
             except ApiError as e:
                 if self._stop.is_set():
                     break
@@ -173,7 +173,8 @@ class Reflector:
         log.debug("%s: listed %d objects at resourceVersion %s", self.name, len(items), version)
 
     # -- watch -----------------------------------------------------------------------------------
-    def _watch(self) -> None:
+    def _watch(self) -> bool:
+        """Watch until the server ends the stream; whether any event arrived."""
         query = {
             "resourceVersion": self.resource_version,
             "fieldSelector": self.field_selector,
@@ -182,14 +183,17 @@ class Reflector:
         }
         stream = self.rest.watch(self.path, query, self.read_timeout)
         self._stream = stream
+        delivered = False
         try:
             for event in stream:
                 if self._stop.is_set():
-                    return
+                    break
                 self._dispatch(event)
+                delivered = True
         finally:
             self._stream = None
             stream.close()
+        return delivered
 
     def _dispatch(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")

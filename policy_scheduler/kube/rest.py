@@ -200,6 +200,9 @@ class WatchStream:
         self.closed = True
         try:
             self.response.shutdown()
-        except (AttributeError, OSError, ValueError):  # already released, or an older urllib3
+        except (AttributeError, OSError, ValueError, RuntimeError):
+            # AttributeError: an older urllib3; RuntimeError (urllib3 2.x): the stream was read to its end
+            # (the server ended the watch: its timeout, or an ERROR event such as 410) and the connection
+            # already went back to the pool; nothing left to shut down.
             pass
         self.response.release_conn()
