@@ -112,11 +112,15 @@ class SchedulingLoop:
     # -- the loop --------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
-            self.schedule_one(timeout=0.2)
+            self.schedule_one(timeout=0.2, stop=stop)
 
-    def schedule_one(self, timeout: float | None = None) -> None:
+    def schedule_one(self, timeout: float | None = None, stop: threading.Event | None = None) -> None:
         pod = self.queue.pop(timeout)
         if pod is None:
+            return
+        if stop is not None and stop.is_set():
+            # Told to stop (leadership lost, or shutting down) while pop waited: decide nothing more.
+            self.queue.add_unschedulable_if_not_present(pod, False)
             return
         if pod.deletion_timestamp:
             message = f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
@@ -135,6 +139,10 @@ class SchedulingLoop:
             self.metrics.scheduling_algorithm_latency.observe(microseconds(start, time.monotonic_ns()))
             if host is None:
                 self._failed(pod, error)
+                return
+            if stop is not None and stop.is_set():
+                # Stopped during the decision: bind nothing, leave the pod to whoever schedules next.
+                self.queue.add_unschedulable_if_not_present(pod, False)
                 return
             assumed = pod.with_node_name(host)
             try:
