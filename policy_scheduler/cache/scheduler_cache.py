@@ -143,14 +143,7 @@ class SchedulerCache:
 
     def update_pod(self, old: Pod, new: Pod) -> None:
         with self.lock:
-            state = self._states.get(new.key)
-            if state is None or state.assumed:
-                raise CacheError(f"pod {new.key} state wasn't added but get updated")
-            if state.pod.node_name != new.node_name:
-                raise CacheCorrupted(
-                    f"Pod {new.ref} updated on a different node than previously added to. "
-                    "Schedulercache is corrupted and can badly affect scheduling decisions"
-                )
+            state = self._added(new, "updated on", f"pod {new.key} state wasn't added but get updated")
             if _same_for_engine(state.pod, new):
                 return
             self.cluster.remove_pod(state.pod)
@@ -159,16 +152,21 @@ class SchedulerCache:
 
     def remove_pod(self, pod: Pod) -> None:
         with self.lock:
-            state = self._states.get(pod.key)
-            if state is None or state.assumed:
-                raise CacheError(f"pod state wasn't added but get removed. Pod key: {pod.key}")
-            if state.pod.node_name != pod.node_name:
-                raise CacheCorrupted(
-                    f"Pod {pod.ref} removed from a different node than previously added to. "
-                    "Schedulercache is corrupted and can badly affect scheduling decisions"
-                )
+            state = self._added(pod, "removed from", f"pod state wasn't added but get removed. Pod key: {pod.key}")
             self.cluster.remove_pod(state.pod)
             del self._states[pod.key]
+
+    def _added(self, pod: Pod, verb: str, not_added: str) -> _PodState:
+        """The state of an *added* pod on the same node as ``pod``; upstream's errors otherwise."""
+        state = self._states.get(pod.key)
+        if state is None or state.assumed:
+            raise CacheError(not_added)
+        if state.pod.node_name != pod.node_name:
+            raise CacheCorrupted(
+                f"Pod {pod.ref} {verb} a different node than previously added to. "
+                "Schedulercache is corrupted and can badly affect scheduling decisions"
+            )
+        return state
 
     def pod_keys(self) -> set[str]:
         with self.lock:

@@ -533,22 +533,22 @@ FLAG_NAMES = (
 _T = TypeVar("_T")
 
 
-def _flag_duration(value: str | float, name: str) -> float:
+def _flag_value(value: Any, name: str, parse: Callable[[str], _T], cast: Callable[[Any], _T]) -> _T:
+    """A flag's string parsed as pflag would (its error wording), or a value already typed."""
     if not isinstance(value, str):
-        return float(value)
+        return cast(value)
     try:
-        return parse_go_duration(value)
+        return parse(value)
     except UserError as exc:
         raise UserError(f'invalid argument "{value}" for "--{name}" flag: {exc}') from None
+
+
+def _flag_duration(value: str | float, name: str) -> float:
+    return _flag_value(value, name, parse_go_duration, float)
 
 
 def _flag_bool(value: str | bool, name: str) -> bool:
-    if not isinstance(value, str):
-        return bool(value)
-    try:
-        return parse_go_bool(value)
-    except UserError as exc:
-        raise UserError(f'invalid argument "{value}" for "--{name}" flag: {exc}') from None
+    return _flag_value(value, name, parse_go_bool, bool)
 
 
 def configuration_from_flags(**flags: Any) -> SchedulerConfiguration:

@@ -270,6 +270,21 @@ def _exists(rest: RestClient, path: str) -> bool:
         return False
 
 
+def two_replicas(proxy: FaultProxy, lock: str, tmp_path: Path) -> list[DaemonProcess]:
+    """Two daemons with leader election on ``lock``, both through the proxy."""
+    kubeconfig = proxy.write_kubeconfig(tmp_path / "proxy.kubeconfig")
+    return [DaemonProcess(kubeconfig, tmp_path, *lock_flags(lock), name=n, leader_elect=True).start()
+            for n in ("replica-a", "replica-b")]
+
+
+def leader_and_standby(daemons: list[DaemonProcess], cluster: Cluster, lock: str) -> tuple[DaemonProcess, DaemonProcess, str]:
+    """Which replica leads, the other, and the holder identity the lock record names."""
+    leader = wait_for_leader(daemons)
+    standby = next(d for d in daemons if d is not leader)
+    holder = wait_until(lambda: current_holder(cluster.rest, lock), 10, what="a holder in the lock record")
+    return leader, standby, holder
+
+
 def assert_bound_once(cluster: Cluster, proxy: FaultProxy, names: list[str]) -> None:
     wait_until(lambda: len(cluster.bound()) == len(names), 60, what=f"all {len(names)} pods bound")
     binds = successful_binds(proxy)
@@ -283,16 +298,10 @@ def assert_bound_once(cluster: Cluster, proxy: FaultProxy, names: list[str]) -> 
 @pytest.mark.parametrize(("apiserver", "lock"), list(lock_cases()), indirect=["apiserver"])
 def test_standby_takes_over_from_a_killed_leader(apiserver, lock, tmp_path):
     with ha_setup(apiserver, lock, tmp_path) as (cluster, proxy, watcher):
-        kubeconfig = proxy.write_kubeconfig(tmp_path / "proxy.kubeconfig")
-        daemons = [DaemonProcess(kubeconfig, tmp_path, *lock_flags(lock), name=n, leader_elect=True)
-                   for n in ("replica-a", "replica-b")]
+        daemons = two_replicas(proxy, lock, tmp_path)
         trickle = PodTrickle(apiserver.rest())
         try:
-            for d in daemons:
-                d.start()
-            leader = wait_for_leader(daemons)
-            standby = next(d for d in daemons if d is not leader)
-            holder = wait_until(lambda: current_holder(cluster.rest, lock), 10, what="a holder in the lock record")
+            leader, standby, holder = leader_and_standby(daemons, cluster, lock)
             wait_until(lambda: f"new leader elected: {holder}" in standby.log(), 15, what="the standby to see the leader")
             # Both serve /healthz 200: standing by is healthy, not a failure.
             standby.wait_healthy()
@@ -347,16 +356,10 @@ def test_leases_lock_on_1_10_is_a_one_line_error(apiserver, tmp_path):
 def test_sigterm_hands_over_at_once(apiserver, tmp_path):
     lock = default_lock(apiserver.version)
     with ha_setup(apiserver, lock, tmp_path) as (cluster, proxy, watcher):
-        kubeconfig = proxy.write_kubeconfig(tmp_path / "proxy.kubeconfig")
-        daemons = [DaemonProcess(kubeconfig, tmp_path, *lock_flags(lock), name=n, leader_elect=True)
-                   for n in ("replica-a", "replica-b")]
+        daemons = two_replicas(proxy, lock, tmp_path)
         trickle = PodTrickle(apiserver.rest())
         try:
-            for d in daemons:
-                d.start()
-            leader = wait_for_leader(daemons)
-            standby = next(d for d in daemons if d is not leader)
-            holder = wait_until(lambda: current_holder(cluster.rest, lock), 10, what="a holder in the lock record")
+            leader, standby, holder = leader_and_standby(daemons, cluster, lock)
             standby.wait_healthy()
             trickle.start()
             wait_until(lambda: len(successful_binds(proxy)) >= 8, 30, what="the leader to bind some pods")

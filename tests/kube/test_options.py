@@ -15,6 +15,7 @@ from policy_scheduler.errors import UserError
 from policy_scheduler.kube.options import (
     DEFAULT_FAILURE_DOMAINS,
     DEPRECATION_WARNING,
+    FLAG_NAMES,
     RUN_CONTEXT_SETTINGS,
     AlgorithmSourceConfig,
     ClientConnection,
@@ -583,14 +584,7 @@ def _invoke(*args: str) -> dict:
 
 def test_click_defaults_are_the_configuration_defaults():
     flags = _invoke()
-    assert set(flags) == {
-        "config", "kubeconfig", "master", "scheduler_name", "policy_config_file", "policy_configmap",
-        "policy_configmap_namespace", "use_legacy_policy_config", "algorithm_provider",
-        "hard_pod_affinity_symmetric_weight", "leader_elect", "leader_elect_lease_duration",
-        "leader_elect_renew_deadline", "leader_elect_retry_period", "leader_elect_resource_lock",
-        "lock_object_namespace", "lock_object_name", "port", "address", "kube_api_qps", "kube_api_burst",
-        "kube_api_content_type", "profiling", "contention_profiling", "failure_domains", "feature_gates",
-    }
+    assert set(flags) == set(FLAG_NAMES) and len(FLAG_NAMES) == 26
     assert flags["leader_elect"] is True and flags["profiling"] is False
     assert configuration_from_flags(**flags) == SchedulerConfiguration()
     assert resolve_configuration(flags) == SchedulerConfiguration()
