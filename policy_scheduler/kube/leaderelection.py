@@ -163,16 +163,7 @@ def decode_annotation(text: str) -> LeaderElectionRecord:
         raise LockError(f"annotation {LEADER_ANNOTATION} is not JSON: {e}") from None
     if not isinstance(data, dict):
         raise LockError(f"annotation {LEADER_ANNOTATION} is not a JSON object")
-    holder = data.get("holderIdentity") or ""
-    if not isinstance(holder, str):
-        raise LockError(f"holderIdentity: expected a string, got {holder!r}")
-    return LeaderElectionRecord(
-        holder_identity=holder,
-        lease_duration_seconds=_int(data.get("leaseDurationSeconds"), "leaseDurationSeconds"),
-        acquire_time=parse_time(data.get("acquireTime")),
-        renew_time=parse_time(data.get("renewTime")),
-        leader_transitions=_int(data.get("leaderTransitions"), "leaderTransitions"),
-    )
+    return _decode_record(data, "", "leaderTransitions")
 
 
 def encode_lease_spec(record: LeaderElectionRecord) -> dict[str, Any]:
@@ -187,15 +178,20 @@ def encode_lease_spec(record: LeaderElectionRecord) -> dict[str, Any]:
 
 
 def decode_lease_spec(spec: dict[str, Any]) -> LeaderElectionRecord:
-    holder = spec.get("holderIdentity") or ""
+    return _decode_record(spec, "spec.", "leaseTransitions")
+
+
+def _decode_record(data: dict[str, Any], path: str, transitions_key: str) -> LeaderElectionRecord:
+    """The annotation's JSON and a Lease's spec hold the same fields (the transition count named apart)."""
+    holder = data.get("holderIdentity") or ""
     if not isinstance(holder, str):
-        raise LockError(f"spec.holderIdentity: expected a string, got {holder!r}")
+        raise LockError(f"{path}holderIdentity: expected a string, got {holder!r}")
     return LeaderElectionRecord(
         holder_identity=holder,
-        lease_duration_seconds=_int(spec.get("leaseDurationSeconds"), "spec.leaseDurationSeconds"),
-        acquire_time=parse_time(spec.get("acquireTime")),
-        renew_time=parse_time(spec.get("renewTime")),
-        leader_transitions=_int(spec.get("leaseTransitions"), "spec.leaseTransitions"),
+        lease_duration_seconds=_int(data.get("leaseDurationSeconds"), f"{path}leaseDurationSeconds"),
+        acquire_time=parse_time(data.get("acquireTime")),
+        renew_time=parse_time(data.get("renewTime")),
+        leader_transitions=_int(data.get(transitions_key), f"{path}{transitions_key}"),
     )
 
 
