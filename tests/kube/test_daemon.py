@@ -120,3 +120,46 @@ def test_missing_policy_configmap_is_a_one_line_error(apiserver, tmp_path):
     lines = daemon.log().strip().splitlines()
     assert lines[-1] == 'error: couldn\'t get policy config map kube-system/nowhere: configmaps "nowhere" not found'
     assert "Traceback" not in daemon.log()
+
+
+def test_a_pod_being_deleted_is_skipped_with_an_event(apiserver, cluster, tmp_path):
+    """A pending pod with a deletionTimestamp (held by a finalizer) gets 1.9's event and no node."""
+    cluster.add_node(node("node-0"))
+    held = pod("leaving", cpu="100m")
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    cluster.add_pod(held)
+    cluster.rest.delete("/api/v1/namespaces/default/pods/leaving")
+    cluster.add_pod(pod("staying", cpu="100m"))
+    daemon = DaemonProcess(apiserver.kubeconfig, tmp_path).start()
+    try:
+        wait_until(lambda: cluster.bound().get("staying"), 30, what="the other pod bound")
+        events = wait_until(lambda: cluster.events("FailedScheduling"), 20, what="the skip event")
+        assert [(e["involvedObject"]["name"], e["type"], e["message"]) for e in events] == [
+            ("leaving", "Warning", "skip schedule deleting pod: default/leaving")]
+        assert cluster.placements()["leaving"] == ""
+    finally:
+        assert daemon.stop() == 0, daemon.log()
+        cluster.rest.patch("/api/v1/namespaces/default/pods/leaving", {"metadata": {"finalizers": None}})
+
+
+@pytest.mark.parametrize("apiserver", ["1.26"], indirect=True, ids=["k8s-1.26"])
+@pytest.mark.parametrize("gate", [False, True], ids=["fifo", "PodPriority"])
+def test_pod_priority_gate_orders_the_queue(apiserver, cluster, tmp_path, gate):
+    """Gate off: 1.9's FIFO, the older low-priority pod takes the only room. Gate on: the priority queue
+    pops the high-priority pod first (1.26 sets spec.priority from the PriorityClass)."""
+    cluster.rest.post("/apis/scheduling.k8s.io/v1/priorityclasses",
+                      {"metadata": {"name": "high"}, "value": 1000})
+    cluster.add_node(node("only", cpu="1"))
+    # Queue order without priorities: creation time, then name ("a-low" first either way).
+    cluster.add_pod(pod("a-low", cpu="1"))
+    cluster.add_pod(pod("b-high", cpu="1", priorityClassName="high"))
+    assert cluster.pods()["b-high"]["spec"]["priority"] == 1000
+    args = ["--feature-gates", "PodPriority=true"] if gate else []
+    daemon = DaemonProcess(apiserver.kubeconfig, tmp_path, *args).start()
+    try:
+        winner, loser = ("b-high", "a-low") if gate else ("a-low", "b-high")
+        wait_until(lambda: cluster.bound() == {winner: "only"}, 30, what=f"{winner} bound")
+        wait_until(lambda: (cluster.condition(loser) or {}).get("reason") == "Unschedulable", 30,
+                   what=f"{loser} unschedulable")
+    finally:
+        assert daemon.stop() == 0, daemon.log()

@@ -1,0 +1,110 @@
+"""What informer events do to the cache and the queue (no API server needed)."""
+
+from __future__ import annotations
+
+import copy
+
+from policy_scheduler.cache.scheduler_cache import SchedulerCache
+from policy_scheduler.kube.eventhandlers import NodeHandler, PodHandler
+from policy_scheduler.kube.queue import FIFO
+
+OURS = "policy-scheduler"
+
+
+def raw_pod(name: str, node: str = "", scheduler: str = OURS, uid: str | None = None, rv: str = "1") -> dict:
+    return {"metadata": {"name": name, "namespace": "ns", "uid": uid or f"uid-{name}", "resourceVersion": rv,
+                         "labels": {"app": "x"}},
+            "spec": {"schedulerName": scheduler, "nodeName": node,
+                     "containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}]},
+            "status": {"phase": "Pending"}}
+
+
+def setup():
+    cache, queue = SchedulerCache(), FIFO()
+    corrupted: list[str] = []
+    return cache, queue, PodHandler(cache, queue, OURS, corrupted.append), corrupted
+
+
+def cpu(cache: SchedulerCache, node: str) -> int:
+    info = cache.cluster.node_infos.get(node)
+    return info.requested.milli_cpu if info else 0
+
+
+def test_only_our_unassigned_pods_are_queued_but_every_bound_pod_counts():
+    cache, queue, handler, _ = setup()
+    handler.on_add(raw_pod("mine"))
+    handler.on_add(raw_pod("theirs", scheduler="default-scheduler"))
+    handler.on_add(raw_pod("theirs-bound", node="n1", scheduler="default-scheduler"))
+    assert [queue.pop(0).name] == ["mine"] and queue.pop(0) is None
+    assert cpu(cache, "n1") == 500
+
+
+def test_binding_moves_a_pod_from_the_queue_to_the_cache_and_confirms_the_assumption():
+    cache, queue, handler, _ = setup()
+    pending = raw_pod("p")
+    handler.on_add(pending)
+    pod = queue.pop(0)
+    cache.assume_pod(pod.with_node_name("n1"))
+    handler.on_update(pending, {**pending, "metadata": {**pending["metadata"], "labels": {"app": "y"}}})
+    assert len(queue) == 1  # an update while the bind is in flight queues it again...
+    handler.on_update(pending, raw_pod("p", node="n1", rv="2"))  # ...and the watch's binding takes it out
+    assert queue.pop(0) is None
+    assert not cache.is_assumed(pod.key) and cpu(cache, "n1") == 500
+    handler.on_delete(raw_pod("p", node="n1", rv="3"))
+    assert cpu(cache, "n1") == 0
+
+
+def test_skip_pod_update_of_an_assumed_pod():
+    """``skipPodUpdate``: only resourceVersion, spec.nodeName and annotations changed: ignored."""
+    cache, queue, handler, _ = setup()
+    raw = raw_pod("p")
+    handler.on_add(raw)
+    cache.assume_pod(queue.pop(0).with_node_name("n1"))
+    annotated = copy.deepcopy(raw)
+    annotated["metadata"].update(resourceVersion="2", annotations={"note": "x"})
+    handler.on_update(raw, annotated)
+    assert queue.pop(0) is None
+    relabelled = copy.deepcopy(annotated)
+    relabelled["metadata"]["labels"] = {"app": "y"}
+    handler.on_update(annotated, relabelled)
+    assert queue.pop(0).labels == {"app": "y"}
+
+
+def test_a_pod_recreated_under_the_same_name_is_a_delete_and_an_add():
+    """A re-list after a 410 can merge a delete and a re-create into one update: the UIDs tell."""
+    cache, queue, handler, _ = setup()
+    old = raw_pod("db-0", node="node-a", scheduler="other", uid="one")
+    handler.on_add(old)
+    new = raw_pod("db-0", node="node-b", scheduler="other", uid="two", rv="9")
+    handler.on_update(old, new)
+    assert cpu(cache, "node-a") == 0 and cpu(cache, "node-b") == 500
+
+
+def test_a_bound_pod_moving_node_reports_a_corrupted_cache():
+    cache, queue, handler, corrupted = setup()
+    handler.on_add(raw_pod("p", node="n1"))
+    handler.on_update(raw_pod("p", node="n1"), raw_pod("p", node="n2", rv="2"))
+    assert corrupted and "Schedulercache is corrupted" in corrupted[0]
+
+
+def test_malformed_pods_are_logged_and_ignored(caplog):
+    cache, queue, handler, _ = setup()
+    bad = raw_pod("bad")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    handler.on_add(bad)
+    assert queue.pop(0) is None
+    assert "ignoring pod the API server sent" in caplog.text
+
+
+def test_node_heartbeats_do_not_move_unschedulable_pods():
+    cache, queue = SchedulerCache(), FIFO()
+    handler = NodeHandler(cache, queue)
+    raw = {"metadata": {"name": "n1", "resourceVersion": "1"},
+           "status": {"allocatable": {"cpu": "1"}, "conditions": [{"type": "Ready", "status": "True",
+                                                                  "lastHeartbeatTime": "t0"}]}}
+    handler.on_add(raw)
+    beat = copy.deepcopy(raw)
+    beat["status"]["conditions"][0]["lastHeartbeatTime"] = "t1"
+    generation = cache.cluster.node_infos["n1"].generation
+    handler.on_update(raw, beat)
+    assert handler.heartbeats_skipped == 1 and cache.cluster.node_infos["n1"].generation == generation
