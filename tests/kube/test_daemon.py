@@ -163,3 +163,21 @@ def test_pod_priority_gate_orders_the_queue(apiserver, cluster, tmp_path, gate):
                    what=f"{loser} unschedulable")
     finally:
         assert daemon.stop() == 0, daemon.log()
+
+
+def test_healthz_fails_until_the_informers_have_synced(apiserver, proxy, cluster, tmp_path):
+    proxy.refuse(True)  # the API server "is down": nothing can be listed
+    daemon = DaemonProcess(proxy.write_kubeconfig(tmp_path / "kubeconfig"), tmp_path).start()
+    try:
+        status, body = wait_until(lambda: (lambda r: r if r[0] else None)(daemon.healthz()), 30,
+                                  what="the HTTP endpoint")
+        assert status == 500
+        assert "[-]informer-sync failed: informers have not synced" in body
+        assert "[+]ping ok" in body and body.rstrip().endswith("healthz check failed")
+        proxy.refuse(False)
+        daemon.wait_healthy(60)
+        cluster.add_node(node("node-0"))
+        cluster.add_pod(pod("after", cpu="100m"))
+        wait_until(lambda: cluster.bound().get("after"), 30, what="a pod bound once the API server is back")
+    finally:
+        assert daemon.stop() == 0, daemon.log()
