@@ -396,13 +396,13 @@ def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context
 
 # -- the daemon -------------------------------------------------------------------------------------
 def _run_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
-    from .kube.options import run_flags
+    from .kube.flags import run_flags
 
     return run_flags(fn)
 
 
 def _run_context() -> dict[str, Any]:
-    from .kube.options import RUN_CONTEXT_SETTINGS
+    from .kube.flags import RUN_CONTEXT_SETTINGS
 
     return dict(RUN_CONTEXT_SETTINGS)
 

@@ -29,9 +29,10 @@ from .binder import Binder
 from .client import api_client
 from .eventhandlers import ListerHandler, NodeHandler, PodHandler
 from .events import WARNING, BackgroundWriter, EventRecorder, PodConditionUpdater, object_reference
+from .gosyntax import split_host_port
 from .informer import Reflector, Resource, served_group_versions
 from .metrics import SchedulerMetrics
-from .options import SchedulerConfiguration, split_host_port
+from .options import SchedulerConfiguration
 from .queue import PodBackoff, new_scheduling_queue, pod_key
 from .rest import ApiError, RestClient
 from .scheduler import BIND_WORKERS, Requeuer, SchedulingLoop

@@ -4,7 +4,7 @@ Two ways to configure ``policy-scheduler run``, as in kube-scheduler 1.9:
 
 * ``--config <file>``: a ``componentconfig/v1alpha1`` ``KubeSchedulerConfiguration`` (YAML or JSON).
   The file alone defines the configuration; every other scheduler flag is ignored except ``--master``.
-* the deprecated flags (:func:`run_flags`): defaults first, then the flags overwrite fields
+* the deprecated flags (declared by :func:`policy_scheduler.kube.flags.run_flags`): defaults first, then the flags overwrite fields
   (:func:`configuration_from_flags`), with the 1.9 warning
   ``WARNING: all flags than --config are deprecated. Please begin using a config file ASAP.``
 
@@ -30,37 +30,34 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import click
 import yaml
-from click.core import ParameterSource
 
 from policy_scheduler.errors import UserError
-from policy_scheduler.features import KNOWN_GATES
 from policy_scheduler.registry import DEFAULT_PROVIDER
+
+from .gosyntax import (
+    format_go_duration,
+    go_split_host_port,
+    join_host_port,
+    parse_go_bool,
+    parse_go_duration,
+    split_host_port,
+)
 
 __all__ = [
     "AlgorithmSourceConfig",
     "ClientConnection",
     "ConfigFileError",
     "FLAG_NAMES",
-    "GoBool",
     "LeaderElectionConfiguration",
-    "RUN_CONTEXT_SETTINGS",
     "SchedulerConfiguration",
     "configuration_from_flags",
-    "format_go_duration",
     "load_config_file",
-    "normalize_flag_name",
-    "parse_go_bool",
-    "parse_go_duration",
     "resolve_configuration",
-    "run_flags",
-    "split_host_port",
     "validate_configuration",
 ]
 
@@ -82,161 +79,13 @@ class ConfigFileError(UserError):
     """The ``--config`` file is missing, unparsable, of the wrong kind, or has a wrongly typed field."""
 
 
-# --------------------------------------------------------------------------------------------------
-# Go syntaxes: durations, booleans, host:port
-
-_SECOND = 10**9
-_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": _SECOND, "m": 60 * _SECOND,
-          "h": 3600 * _SECOND}
-_COMPONENT = re.compile(r"([0-9]*)(\.[0-9]*)?([^0-9.]*)")
-
-
-def _go_quote(text: str) -> str:
-    """Go's ``time.quote``: double quotes, ``"`` and ``\\`` escaped, other bytes outside ASCII as ``\\xNN``."""
-    out = []
-    for char in text:
-        if char < " " or char > "~":
-            out.extend(f"\\x{byte:02x}" for byte in char.encode("utf-8", errors="replace"))
-        else:
-            out.append("\\" + char if char in '"\\' else char)
-    return '"' + "".join(out) + '"'
-
-
-def parse_go_duration(text: str) -> float:
-    """Seconds in a Go ``time.ParseDuration`` string (``1m30s``, ``500ms``, ``-1.5h``, ``0``), Go's errors."""
-    quoted = _go_quote(text)
-    rest = text
-    negative = rest[:1] == "-"
-    if rest[:1] in ("-", "+"):
-        rest = rest[1:]
-    if rest == "0":
-        return 0.0
-    if not rest:
-        raise UserError(f"time: invalid duration {quoted}")
-    total = 0
-    position = 0
-    while position < len(rest):
-        match = _COMPONENT.match(rest, position)
-        assert match is not None  # every part of the pattern may be empty
-        whole, fraction, unit = match.groups()
-        digits = (fraction or ".")[1:]
-        if not whole and not digits:
-            raise UserError(f"time: invalid duration {quoted}")
-        if not unit:
-            raise UserError(f"time: missing unit in duration {quoted}")
-        if unit not in _UNITS:
-            raise UserError(f"time: unknown unit {_go_quote(unit)} in duration {quoted}")
-        scale = _UNITS[unit]
-        total += int(whole or "0") * scale + int(digits or "0") * scale // 10 ** len(digits)
-        if total > 2**63 - (0 if negative else 1):
-            raise UserError(f"time: invalid duration {quoted}")
-        position = match.end()
-    return -total / _SECOND if negative else total / _SECOND
-
-
-def _fraction(value: int, precision: int) -> tuple[int, str]:
-    whole, rest = divmod(value, 10**precision)
-    digits = f"{rest:0{precision}d}".rstrip("0")
-    return whole, f".{digits}" if digits else ""
-
-
-def format_go_duration(seconds: float) -> str:
-    """Go's ``Duration.String()``: ``15s``, ``1m30s``, ``1h0m0s``, ``500ms``, ``1.5µs``, ``0s``."""
-    nanos = round(seconds * _SECOND)
-    sign = "-" if nanos < 0 else ""
-    nanos = abs(nanos)
-    if nanos == 0:
-        return "0s"
-    if nanos < 1000:
-        return f"{sign}{nanos}ns"
-    if nanos < 10**6:
-        whole, frac = _fraction(nanos, 3)
-        return f"{sign}{whole}{frac}µs"
-    if nanos < _SECOND:
-        whole, frac = _fraction(nanos, 6)
-        return f"{sign}{whole}{frac}ms"
-    whole, frac = _fraction(nanos, 9)
-    text = f"{whole % 60}{frac}s"
-    minutes, hours = whole // 60 % 60, whole // 3600
-    if whole >= 60:
-        text = f"{minutes}m{text}"
-    if hours:
-        text = f"{hours}h{text}"
-    return sign + text
-
-
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-_FALSE = ("0", "f", "F", "FALSE", "false", "False")
-
-
-def parse_go_bool(text: str) -> bool:
-    """Go's ``strconv.ParseBool`` (what pflag accepts in ``--flag=<value>``)."""
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise UserError(f"strconv.ParseBool: parsing {_go_quote(text)}: invalid syntax")
-
-
-def _go_split_host_port(address: str) -> tuple[str, str]:
-    """Go's ``net.SplitHostPort``; ``ValueError`` carries Go's message."""
-
-    def fail(why: str) -> ValueError:
-        return ValueError(f"address {address}: {why}" if address else why)
-
-    colon = address.rfind(":")
-    if colon < 0:
-        raise fail("missing port in address")
-    start = end = 0
-    if address.startswith("["):
-        close = address.find("]")
-        if close < 0:
-            raise fail("missing ']' in address")
-        if close + 1 == len(address):
-            raise fail("missing port in address")
-        if close + 1 != colon:
-            raise fail("too many colons in address" if address[close + 1] == ":" else "missing port in address")
-        host = address[1:close]
-        start, end = 1, close + 1
-    else:
-        host = address[:colon]
-        if ":" in host:
-            raise fail("too many colons in address")
-    if "[" in address[start:]:
-        raise fail("unexpected '[' in address")
-    if "]" in address[end:]:
-        raise fail("unexpected ']' in address")
-    return host, address[colon + 1:]
-
-
-def _join_host_port(host: str, port: str | int) -> str:
-    """Go's ``net.JoinHostPort``: IPv6 hosts in brackets."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def split_host_port(address: str) -> tuple[str, int]:
-    """``host:port`` → (host, port) for the HTTP server; the host may be empty (all interfaces).
-
-    An empty ``address`` means "disabled" (``--port=-1``): callers test for it first; here it is an
-    error like any unparsable address (:class:`UserError` with Go's ``net.SplitHostPort`` wording, or
-    ``address <a>: invalid port`` for a port outside 0..65535).
-    """
-    try:
-        host, port = _go_split_host_port(address)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    if not port.isascii() or not port.isdigit() or int(port) > 65535:
-        raise UserError(f"address {address}: invalid port")
-    return host, int(port)
-
-
 def _default_bind_address(address: str) -> str:
     """componentconfig defaulting: unparsable → ``0.0.0.0:10251``; an empty host → ``0.0.0.0``."""
     try:
-        host, port = _go_split_host_port(address)
+        host, port = go_split_host_port(address)
     except ValueError:
         return DEFAULT_BIND_ADDRESS
-    return _join_host_port(host or "0.0.0.0", port)
+    return join_host_port(host or "0.0.0.0", port)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -596,7 +445,7 @@ def configuration_from_flags(**flags: Any) -> SchedulerConfiguration:
     if port == -1:  # 1.10: no healthz and no metrics server
         config.healthz_bind_address = config.metrics_bind_address = ""
     else:
-        config.healthz_bind_address = config.metrics_bind_address = _join_host_port(address or "0.0.0.0", port)
+        config.healthz_bind_address = config.metrics_bind_address = join_host_port(address or "0.0.0.0", port)
     return config
 
 
@@ -642,154 +491,3 @@ def resolve_configuration(flags: Mapping[str, Any]) -> SchedulerConfiguration:
         config = configuration_from_flags(**known)
     validate_configuration(config)
     return config
-
-
-# --------------------------------------------------------------------------------------------------
-# click
-
-
-def normalize_flag_name(name: str) -> str:
-    """pflag's normalisation for kube-scheduler: ``--lock_object_name`` ≡ ``--lock-object-name``."""
-    return name.replace("_", "-")
-
-
-RUN_CONTEXT_SETTINGS = {"token_normalize_func": normalize_flag_name}
-
-
-class GoBool(click.ParamType):
-    """A Go boolean flag value: ``--flag``, ``--flag=true``, ``--flag=false``, ``--flag=0``, ...
-
-    Used with ``is_flag=False, flag_value="true"``. Unlike pflag, ``--flag false`` (a separate word)
-    is read as the flag's value.
-    """
-
-    name = "true|false"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> bool:
-        if isinstance(value, bool):
-            return value
-        try:
-            return parse_go_bool(str(value))
-        except UserError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-class _DeprecatedOption(click.Option):
-    """pflag's ``MarkDeprecated``: hidden from --help, a notice on stderr when given on the command line."""
-
-    def __init__(self, *args: Any, deprecation: str, **kwargs: Any) -> None:
-        super().__init__(*args, hidden=True, **kwargs)
-        self.deprecation = deprecation
-
-    def consume_value(self, ctx: click.Context, opts: Mapping[str, Any]) -> tuple[Any, ParameterSource]:
-        value, source = super().consume_value(ctx, opts)
-        if source is ParameterSource.COMMANDLINE:
-            click.echo(f"Flag --{self.name and normalize_flag_name(self.name)} has been deprecated, {self.deprecation}",
-                       err=True)
-        return value, source
-
-
-class _Int32(click.ParamType):
-    """pflag's ``int32``."""
-
-    name = "int32"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            self.fail(f"strconv.ParseInt: parsing {_go_quote(str(value))}: invalid syntax", param, ctx)
-        if not -(2**31) <= number < 2**31:
-            self.fail(f"strconv.ParseInt: parsing {_go_quote(str(value))}: value out of range", param, ctx)
-        return number
-
-
-def _option(name: str, default: Any, help: str, metavar: str = "string", **kwargs: Any) -> Callable[[Any], Any]:
-    """An option shown like pflag's: ``--name string``, the default when it is not empty."""
-    return click.option(name, default=default, metavar=metavar, show_default=default not in ("", None),
-                        help=help, **kwargs)
-
-
-def _bool_option(name: str, default: bool, help: str) -> Callable[[Any], Any]:
-    return click.option(name, type=GoBool(), is_flag=False, flag_value="true", default=str(default).lower(),
-                        show_default=True, help=help)
-
-
-_FEATURE_GATES_HELP = "\b\nA set of key=value pairs that describe feature gates for alpha/experimental features. Options are:\n" + "\n".join(
-    f"{name}=true|false (ALPHA - default={str(default).lower()})" for name, default in sorted(KNOWN_GATES.items())
-)
-
-_RUN_OPTIONS = [
-    _option("--config", "", "The path to the configuration file."),
-    _option("--port", SCHEDULER_PORT, "The port that the scheduler's http service runs on", "int32", type=_Int32()),
-    _option("--address", "", "The IP address to serve on (set to 0.0.0.0 for all interfaces)"),
-    _option("--algorithm-provider", "",
-            "The scheduling algorithm provider to use, one of: ClusterAutoscalerProvider | DefaultProvider"),
-    _option("--policy-config-file", "",
-            "File with scheduler policy configuration. This file is used if policy ConfigMap is not provided or "
-            "--use-legacy-policy-config==true"),
-    _option("--policy-configmap", "",
-            "Name of the ConfigMap object that contains scheduler's policy configuration. It must exist in the "
-            "system namespace before scheduler initialization if --use-legacy-policy-config==false. The config "
-            "must be provided as the value of an element in 'Data' map with the key='policy.cfg'"),
-    _option("--policy-configmap-namespace", "",
-            "The namespace where policy ConfigMap is located. The system namespace will be used if this is not "
-            "provided or is empty."),
-    _bool_option("--use-legacy-policy-config", False,
-                 "When set to true, scheduler will ignore policy ConfigMap and uses policy config file"),
-    _bool_option("--profiling", False, "Enable profiling via web interface host:port/debug/pprof/"),
-    _bool_option("--contention-profiling", False, "Enable lock contention profiling, if profiling is enabled"),
-    _option("--master", "", "The address of the Kubernetes API server (overrides any value in kubeconfig)"),
-    _option("--kubeconfig", "", "Path to kubeconfig file with authorization and master location information."),
-    _option("--kube-api-content-type", ClientConnection.content_type, "Content type of requests sent to apiserver."),
-    _option("--kube-api-qps", ClientConnection.qps, "QPS to use while talking with kubernetes apiserver", "float32",
-            type=float),
-    _option("--kube-api-burst", ClientConnection.burst, "Burst to use while talking with kubernetes apiserver",
-            "int32", type=_Int32()),
-    _option("--scheduler-name", SchedulerConfiguration.scheduler_name,
-            "Name of the scheduler, used to select which pods will be processed by this scheduler, based on "
-            'pod\'s "spec.SchedulerName".'),
-    _option("--lock-object-namespace", SYSTEM_NAMESPACE, "Define the namespace of the lock object."),
-    _option("--lock-object-name", LeaderElectionConfiguration.lock_object_name, "Define the name of the lock object."),
-    _option("--hard-pod-affinity-symmetric-weight", 1,
-            "RequiredDuringScheduling affinity is not symmetric, but there is an implicit PreferredDuringScheduling "
-            "affinity rule corresponding to every RequiredDuringScheduling affinity rule. "
-            "--hard-pod-affinity-symmetric-weight represents the weight of implicit PreferredDuringScheduling "
-            "affinity rule.", "int32", type=_Int32(), cls=_DeprecatedOption,
-            deprecation="This option was moved to the policy configuration file"),
-    _option("--failure-domains", DEFAULT_FAILURE_DOMAINS,
-            'Indicate the "all topologies" set for an empty topologyKey when it\'s used for '
-            "PreferredDuringScheduling pod anti-affinity.", cls=_DeprecatedOption,
-            deprecation="Doesn't have any effect. Will be removed in future version."),
-    _bool_option("--leader-elect", True,
-                 "Start a leader election client and gain leadership before executing the main loop. Enable this "
-                 "when running replicated components for high availability."),
-    _option("--leader-elect-lease-duration", "15s",
-            "The duration that non-leader candidates will wait after observing a leadership renewal until "
-            "attempting to acquire leadership of a led but unrenewed leader slot. This is effectively the maximum "
-            "duration that a leader can be stopped before it is replaced by another candidate. This is only "
-            "applicable if leader election is enabled.", "duration"),
-    _option("--leader-elect-renew-deadline", "10s",
-            "The interval between attempts by the acting master to renew a leadership slot before it stops "
-            "leading. This must be less than or equal to the lease duration. This is only applicable if leader "
-            "election is enabled.", "duration"),
-    _option("--leader-elect-retry-period", "2s",
-            "The duration the clients should wait between attempting acquisition and renewal of a leadership. "
-            "This is only applicable if leader election is enabled.", "duration"),
-    _option("--leader-elect-resource-lock", "endpoints",
-            "The type of resource object that is used for locking during leader election. Supported options are "
-            "`endpoints` (default) and `configmaps`."),
-    _option("--feature-gates", "", _FEATURE_GATES_HELP, "mapStringBool"),
-]
-
-
-def run_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Declare kube-scheduler 1.9's flags (``cli.md`` §2) on a click command, in 1.9's order.
-
-    Defaults are the effective ones (``--leader-elect`` true, ``--address`` 0.0.0.0, ...); durations
-    arrive as strings for :func:`configuration_from_flags`. Use with
-    ``context_settings=RUN_CONTEXT_SETTINGS`` for the ``_`` → ``-`` normalisation.
-    """
-    for option in reversed(_RUN_OPTIONS):
-        fn = option(fn)
-    return fn

@@ -12,24 +12,25 @@ import yaml
 from click.testing import CliRunner
 
 from policy_scheduler.errors import UserError
+from policy_scheduler.kube.flags import RUN_CONTEXT_SETTINGS, run_flags
+from policy_scheduler.kube.gosyntax import (
+    format_go_duration,
+    parse_go_bool,
+    parse_go_duration,
+    split_host_port,
+)
 from policy_scheduler.kube.options import (
     DEFAULT_FAILURE_DOMAINS,
     DEPRECATION_WARNING,
     FLAG_NAMES,
-    RUN_CONTEXT_SETTINGS,
     AlgorithmSourceConfig,
     ClientConnection,
     ConfigFileError,
     LeaderElectionConfiguration,
     SchedulerConfiguration,
     configuration_from_flags,
-    format_go_duration,
     load_config_file,
-    parse_go_bool,
-    parse_go_duration,
     resolve_configuration,
-    run_flags,
-    split_host_port,
 )
 
 HEADER = "apiVersion: componentconfig/v1alpha1\nkind: KubeSchedulerConfiguration\n"
