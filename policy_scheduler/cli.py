@@ -48,6 +48,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _registry():
+    """The process registry: the built-ins, then the plugins (once; a broken one is a warning)."""
     from algorithmprovider import defaults  # noqa: F401  (registers the built-ins)
 
     from .registry import REGISTRY, load_plugins
@@ -81,12 +82,16 @@ def main(verbosity: int) -> None:
 @OUTPUT
 @user_errors
 def providers(output: str) -> None:
-    """List the algorithm providers and their predicate and priority keys."""
+    """List the algorithm providers, their predicate and priority keys, and where each provider came from."""
+    from .plugins import source_json
+
     reg = _registry()
     data = {
         name: {
             "predicates": sorted(p.fit_predicate_keys),
             "priorities": {k: reg.priorities[k].weight for k in sorted(p.priority_function_keys) if k in reg.priorities},
+            "source": source_json(reg, "provider", name),
+            "extended_by": [s.as_dict() for s in reg.provider_extensions.get(name, ())],
         }
         for name, p in sorted(reg.providers.items())
     }
@@ -94,20 +99,25 @@ def providers(output: str) -> None:
         _emit(data, output)
         return
     for name, p in data.items():
-        click.echo(name)
+        click.echo(f"{name}{_from(p['source'])}")
         click.echo("  predicates: " + ", ".join(p["predicates"]))
         click.echo("  priorities: " + ", ".join(f"{k} (weight {w})" for k, w in p["priorities"].items()))
+        for ext in p["extended_by"]:
+            click.echo(f"  extended by: {ext['distribution']} {ext['version']} ({ext['entry_point']})")
 
 
 @main.command()
 @OUTPUT
 @user_errors
 def predicates(output: str) -> None:
-    """List the registered fit predicates (mandatory ones marked)."""
+    """List the registered fit predicates (mandatory ones marked) and the plugin each came from."""
+    from .plugins import source_json
+
     reg = _registry()
     data = [
         {"name": name, "mandatory": name in reg.mandatory_fit_predicates,
-         "providers": sorted(p for p, cfg in reg.providers.items() if name in cfg.fit_predicate_keys)}
+         "providers": sorted(p for p, cfg in reg.providers.items() if name in cfg.fit_predicate_keys),
+         "source": source_json(reg, "predicate", name)}
         for name in reg.list_registered_fit_predicates()
     ]
     if output != "table":
@@ -115,30 +125,40 @@ def predicates(output: str) -> None:
         return
     for row in data:
         extra = " (mandatory)" if row["mandatory"] else ""
-        click.echo(f"{row['name']}{extra}{_in_providers(row)}")
+        click.echo(f"{row['name']}{extra}{_in_providers(row)}{_from(row['source'])}")
 
 
 @main.command()
 @OUTPUT
 @user_errors
 def priorities(output: str) -> None:
-    """List the registered priority functions with their default weights."""
+    """List the registered priority functions with their default weights and the plugin each came from."""
+    from .plugins import source_json
+
     reg = _registry()
     data = [
         {"name": name, "weight": reg.priorities[name].weight,
          "form": "function" if reg.priorities[name].function else "map",
-         "providers": sorted(p for p, cfg in reg.providers.items() if name in cfg.priority_function_keys)}
+         "providers": sorted(p for p, cfg in reg.providers.items() if name in cfg.priority_function_keys),
+         "source": source_json(reg, "priority", name)}
         for name in reg.list_registered_priority_functions()
     ]
     if output != "table":
         _emit(data, output)
         return
     for row in data:
-        click.echo(f"{row['name']} (weight {row['weight']}, {row['form']}){_in_providers(row)}")
+        click.echo(f"{row['name']} (weight {row['weight']}, {row['form']}){_in_providers(row)}{_from(row['source'])}")
 
 
 def _in_providers(row: dict[str, Any]) -> str:
     return f"  [{', '.join(row['providers'])}]" if row["providers"] else ""
+
+
+def _from(source: Any) -> str:
+    """The table's provenance suffix: nothing for a built-in, ``  from <dist> <version> (<entry point>)``."""
+    if not isinstance(source, dict):
+        return ""
+    return f"  from {source['distribution']} {source['version']} ({source['entry_point']})"
 
 
 @main.group()
@@ -148,10 +168,12 @@ def policy() -> None:
 
 def policy_problems(policy_: Policy) -> list[str]:
     """Everything that would stop a scheduler being built from this policy, as messages with paths."""
+    from .plugins import failed_plugins_context
+
     reg = _registry()
     problems = [f"{e.path}: {e.message}" if e.path else e.message for e in check_policy(policy_)]
     problems += [
-        f"{e.path}: {e.message}" if e.path else e.message
+        (f"{e.path}: {e.message}" if e.path else e.message) + failed_plugins_context(reg)
         for e in unknown_names(policy_, set(reg.fit_predicates), set(reg.priorities))
     ]
     if problems:

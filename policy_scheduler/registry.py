@@ -3,7 +3,9 @@
 Maps of fit-predicate factories (plus the mandatory predicate names), priority-config factories,
 algorithm providers (named key sets) and the two metadata producers. :data:`REGISTRY` is the process
 registry that :mod:`algorithmprovider.defaults` fills on import and that third-party plugins extend; the
-module-level functions (``register_fit_predicate`` …) act on it.
+module-level functions (``register_fit_predicate`` …) act on it (on a plugin's staging copy while that
+plugin loads). :mod:`policy_scheduler.plugins` loads the plugins and records, on the registry, which
+distribution registered each name and which plugins failed; an unknown-name error names the latter.
 
 Building a scheduler from a Policy registers the Policy's custom predicates and priorities, which in
 upstream mutates the global maps (changing, for instance, a built-in priority's default weight for the
@@ -13,11 +15,12 @@ rest of the process). :func:`policy_scheduler.factory.create_from_policy` does t
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from .algorithm import (
@@ -36,6 +39,7 @@ from .errors import ConfigurationError, UserError
 
 if TYPE_CHECKING:
     from .api.types import PredicatePolicy, PriorityPolicy
+    from .plugins import PluginFailure, PluginSource
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +72,19 @@ class Registry:
         self.priority_metadata_producer: PriorityMetadataProducerFactory | None = None
         # ServiceAffinity precompute functions, by policy name; every entry runs for every pod.
         self.predicate_metadata_producers: dict[str, Callable[[Any], None]] = {}
+        # Provenance of plugin entries, by kind ("predicate", "priority", "provider") and name: a name
+        # without an entry is built in. :mod:`policy_scheduler.plugins` fills these.
+        self.sources: dict[tuple[str, str], PluginSource] = {}
+        self.provider_extensions: dict[str, list[PluginSource]] = {}
+        self.plugin_failures: list[PluginFailure] = []
 
     def copy(self) -> Registry:
         """An independent registry with the same entries (provider key sets are copied too)."""
+        return self.copy_into(Registry())
+
+    def copy_into(self, other: Registry) -> Registry:
+        """Replace ``other``'s entries with copies of this registry's; returns ``other``."""
         with self._lock:
-            other = Registry()
             other.fit_predicates = dict(self.fit_predicates)
             other.mandatory_fit_predicates = set(self.mandatory_fit_predicates)
             other.priorities = {k: PriorityConfigFactory(v.weight, v.function, v.map_reduce) for k, v in self.priorities.items()}
@@ -85,7 +97,19 @@ class Registry:
             other.predicate_metadata_producer = self.predicate_metadata_producer
             other.priority_metadata_producer = self.priority_metadata_producer
             other.predicate_metadata_producers = dict(self.predicate_metadata_producers)
+            other.sources = dict(self.sources)
+            other.provider_extensions = {k: list(v) for k, v in self.provider_extensions.items()}
+            other.plugin_failures = list(self.plugin_failures)
             return other
+
+    def _check_free(self, kind: str, name: str) -> None:
+        """Called before ``name`` is registered; the plugin loader's staging registry refuses taken names."""
+
+    def _unknown(self, message: str) -> str:
+        """An unknown-name error text, followed by the plugins that failed to load (they may have had it)."""
+        from .plugins import failed_plugins_context
+
+        return message + failed_plugins_context(self)
 
     # -- fit predicates ---------------------------------------------------------------------------
     def register_fit_predicate(self, name: str, predicate: FitPredicate) -> str:
@@ -94,12 +118,14 @@ class Registry:
     def register_fit_predicate_factory(self, name: str, factory: FitPredicateFactory) -> str:
         with self._lock:
             validate_algorithm_name(name)
+            self._check_free("predicate", name)
             self.fit_predicates[name] = factory
             return name
 
     def register_mandatory_fit_predicate(self, name: str, predicate: FitPredicate) -> str:
         with self._lock:
             validate_algorithm_name(name)
+            self._check_free("predicate", name)
             self.fit_predicates[name] = lambda args: predicate
             self.mandatory_fit_predicates.add(name)
             return name
@@ -137,7 +163,7 @@ class Registry:
         if name in self.fit_predicates:
             log.debug("Predicate type %s already registered, reusing.", name)
             return name
-        raise ConfigurationError(f"Invalid configuration: Predicate type not found for {name}")
+        raise ConfigurationError(self._unknown(f"Invalid configuration: Predicate type not found for {name}"))
 
     def is_fit_predicate_registered(self, name: str) -> bool:
         return name in self.fit_predicates
@@ -161,6 +187,7 @@ class Registry:
     def register_priority_config_factory(self, name: str, factory: PriorityConfigFactory) -> str:
         with self._lock:
             validate_algorithm_name(name)
+            self._check_free("priority", name)
             self.priorities[name] = factory
             return name
 
@@ -191,7 +218,7 @@ class Registry:
             existing = self.priorities[name]
             factory = PriorityConfigFactory(weight, existing.function, existing.map_reduce)
         if factory is None:
-            raise ConfigurationError(f"Invalid configuration: Priority type not found for {name}")
+            raise ConfigurationError(self._unknown(f"Invalid configuration: Priority type not found for {name}"))
         return self.register_priority_config_factory(name, factory)
 
     def is_priority_function_registered(self, name: str) -> bool:
@@ -204,6 +231,7 @@ class Registry:
     def register_algorithm_provider(self, name: str, predicate_keys: set[str], priority_keys: set[str]) -> str:
         with self._lock:
             validate_algorithm_name(name)
+            self._check_free("provider", name)
             self.providers[name] = AlgorithmProviderConfig(predicate_keys, priority_keys)
             return name
 
@@ -211,7 +239,7 @@ class Registry:
         with self._lock:
             provider = self.providers.get(name)
             if provider is None:
-                raise RegistryError(f'plugin "{name}" has not been registered')
+                raise RegistryError(self._unknown(f'plugin "{name}" has not been registered'))
             return provider
 
     def list_algorithm_providers(self) -> str:
@@ -260,7 +288,9 @@ class Registry:
             for name in sorted(set(names)):
                 factory = self.fit_predicates.get(name)
                 if factory is None:
-                    raise RegistryError(f'Invalid predicate name "{name}" specified - no corresponding function found')
+                    raise RegistryError(
+                        self._unknown(f'Invalid predicate name "{name}" specified - no corresponding function found')
+                    )
                 predicates[name] = factory(args)
             for name in sorted(self.mandatory_fit_predicates):
                 factory = self.fit_predicates.get(name)
@@ -275,7 +305,9 @@ class Registry:
             for name in sorted(set(names)):
                 factory = self.priorities.get(name)
                 if factory is None:
-                    raise RegistryError(f"Invalid priority name {name} specified - no corresponding function found")
+                    raise RegistryError(
+                        self._unknown(f"Invalid priority name {name} specified - no corresponding function found")
+                    )
                 if factory.function is not None:
                     configs.append(PriorityConfig(name, factory.weight, function=factory.function(args)))
                 else:
@@ -292,57 +324,53 @@ class Registry:
 
 REGISTRY = Registry()
 
-register_fit_predicate = REGISTRY.register_fit_predicate
-register_fit_predicate_factory = REGISTRY.register_fit_predicate_factory
-register_mandatory_fit_predicate = REGISTRY.register_mandatory_fit_predicate
-remove_fit_predicate = REGISTRY.remove_fit_predicate
-register_custom_fit_predicate = REGISTRY.register_custom_fit_predicate
-is_fit_predicate_registered = REGISTRY.is_fit_predicate_registered
-list_registered_fit_predicates = REGISTRY.list_registered_fit_predicates
-register_priority_function = REGISTRY.register_priority_function
-register_priority_function2 = REGISTRY.register_priority_function2
-register_priority_config_factory = REGISTRY.register_priority_config_factory
-register_custom_priority_function = REGISTRY.register_custom_priority_function
-is_priority_function_registered = REGISTRY.is_priority_function_registered
-list_registered_priority_functions = REGISTRY.list_registered_priority_functions
-register_algorithm_provider = REGISTRY.register_algorithm_provider
-get_algorithm_provider = REGISTRY.get_algorithm_provider
-list_algorithm_providers = REGISTRY.list_algorithm_providers
-remove_predicate_key_from_algo_provider = REGISTRY.remove_predicate_key_from_algo_provider
-remove_predicate_key_from_algorithm_provider_map = REGISTRY.remove_predicate_key_from_algorithm_provider_map
-insert_predicate_key_to_algo_provider = REGISTRY.insert_predicate_key_to_algo_provider
-insert_predicate_key_to_algorithm_provider_map = REGISTRY.insert_predicate_key_to_algorithm_provider_map
-register_predicate_metadata_producer_factory = REGISTRY.register_predicate_metadata_producer_factory
-register_priority_metadata_producer_factory = REGISTRY.register_priority_metadata_producer_factory
+# The registry the module-level functions act on: REGISTRY, except while a plugin loads (see
+# :mod:`policy_scheduler.plugins`), when it is that plugin's staging registry. So a plugin module that
+# registers itself on import with ``policy_scheduler.registry.register_fit_predicate(...)`` is loaded
+# like one whose entry point is a function receiving the registry.
+ACTIVE_REGISTRY: ContextVar[Registry | None] = ContextVar("ACTIVE_REGISTRY", default=None)
 
-ENTRY_POINT_GROUPS = ("policy_scheduler.predicates", "policy_scheduler.priorities", "policy_scheduler.providers")
-_plugins_loaded = False
+
+def active_registry() -> Registry:
+    """The registry the module-level ``register_*`` functions act on now."""
+    return ACTIVE_REGISTRY.get() or REGISTRY
+
+
+def _on_active(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(active_registry(), method.__name__)(*args, **kwargs)
+
+    return call
+
+
+register_fit_predicate = _on_active(Registry.register_fit_predicate)
+register_fit_predicate_factory = _on_active(Registry.register_fit_predicate_factory)
+register_mandatory_fit_predicate = _on_active(Registry.register_mandatory_fit_predicate)
+remove_fit_predicate = _on_active(Registry.remove_fit_predicate)
+register_custom_fit_predicate = _on_active(Registry.register_custom_fit_predicate)
+is_fit_predicate_registered = _on_active(Registry.is_fit_predicate_registered)
+list_registered_fit_predicates = _on_active(Registry.list_registered_fit_predicates)
+register_priority_function = _on_active(Registry.register_priority_function)
+register_priority_function2 = _on_active(Registry.register_priority_function2)
+register_priority_config_factory = _on_active(Registry.register_priority_config_factory)
+register_custom_priority_function = _on_active(Registry.register_custom_priority_function)
+is_priority_function_registered = _on_active(Registry.is_priority_function_registered)
+list_registered_priority_functions = _on_active(Registry.list_registered_priority_functions)
+register_algorithm_provider = _on_active(Registry.register_algorithm_provider)
+get_algorithm_provider = _on_active(Registry.get_algorithm_provider)
+list_algorithm_providers = _on_active(Registry.list_algorithm_providers)
+remove_predicate_key_from_algo_provider = _on_active(Registry.remove_predicate_key_from_algo_provider)
+remove_predicate_key_from_algorithm_provider_map = _on_active(Registry.remove_predicate_key_from_algorithm_provider_map)
+insert_predicate_key_to_algo_provider = _on_active(Registry.insert_predicate_key_to_algo_provider)
+insert_predicate_key_to_algorithm_provider_map = _on_active(Registry.insert_predicate_key_to_algorithm_provider_map)
+register_predicate_metadata_producer_factory = _on_active(Registry.register_predicate_metadata_producer_factory)
+register_priority_metadata_producer_factory = _on_active(Registry.register_priority_metadata_producer_factory)
 
 
 def load_plugins(registry: Registry | None = None) -> list[str]:
-    """Load every third-party plugin advertised through the entry-point groups into ``registry``.
+    """Load the third-party plugins of the entry-point groups into ``registry`` (default: REGISTRY,
+    once per process); see :func:`policy_scheduler.plugins.load_plugins`."""
+    from .plugins import load_plugins as load
 
-    Each entry point names a callable that receives the registry and registers what it provides (as
-    upstream's plugin packages call the ``Register*`` functions from ``init``); an entry point that names
-    a module registers itself on import. Returns the entry points loaded. For the process registry
-    (the default) this happens once.
-    """
-    global _plugins_loaded
-    if registry is None:
-        if _plugins_loaded:
-            return []
-        _plugins_loaded = True
-        registry = REGISTRY
-    loaded: list[str] = []
-    for group in ENTRY_POINT_GROUPS:
-        for ep in entry_points(group=group):
-            try:
-                obj = ep.load()
-                if callable(obj):
-                    obj(registry)
-            except UserError:
-                raise
-            except Exception as e:  # a broken plugin is a configuration error, not a crash
-                raise ConfigurationError(f"cannot load plugin {ep.name} ({ep.value}) from {group}: {e}") from e
-            loaded.append(f"{group}:{ep.name}")
-    return loaded
+    return load(registry)
