@@ -279,13 +279,18 @@ def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: st
 
 
 def _builder(source, feature_gates: str, hard_weight: int):
+    from .core.http_extender import HTTPExtenderFactory
     from .features import FeatureGates
 
     _registry()
     gates = FeatureGates.parse(feature_gates)
-    # Fail before any work if the algorithm cannot be built at all.
-    source.build(ClusterState(), feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight)
-    return lambda cluster: source.build(cluster, feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight)
+    # A policy's HTTP extenders are called for real; one connection pool each, shared by every build.
+    extenders = HTTPExtenderFactory()
+    # Fail before any work if the algorithm cannot be built at all (building an extender calls nothing).
+    source.build(ClusterState(), feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight,
+                 extender_factory=extenders)
+    return lambda cluster: source.build(cluster, feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight,
+                                        extender_factory=extenders)
 
 
 def _source(policy_config_file: str | None, algorithm_provider: str | None):

@@ -70,6 +70,7 @@ from .types import (
     POLICY_KIND,
     SCHEDULER_POLICY_CONFIG_MAP_KEY,
     ExtenderConfig,
+    ExtenderManagedResource,
     LabelPreferenceArgs,
     LabelsPresenceArgs,
     Policy,
@@ -535,6 +536,7 @@ class _Builder:
 
     def extender(self, entry: dict[str, Any], path: str) -> ExtenderConfig:
         tls = entry.get("tlsConfig")
+        managed = entry.get("managedResources")
         return ExtenderConfig(
             url_prefix=entry.get("urlPrefix", ""),
             filter_verb=entry.get("filterVerb", ""),
@@ -545,6 +547,10 @@ class _Builder:
             tls_config=None if tls is None else self.tls_config(tls, _join(path, "tlsConfig")),
             http_timeout_ns=entry.get("httpTimeout", 0),
             node_cache_capable=entry.get("nodeCacheCapable", False),
+            managed_resources=None if managed is None else tuple(
+                ExtenderManagedResource(r["name"], r.get("ignoredByScheduler", False)) for r in managed
+            ),
+            ignorable=entry.get("ignorable", False),
         )
 
     def tls_config(self, tls: dict[str, Any], path: str) -> TLSConfig:

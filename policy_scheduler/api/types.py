@@ -173,8 +173,27 @@ class TLSConfig:
 
 
 @dataclass(frozen=True)
+class ExtenderManagedResource:
+    """One ``managedResources[]`` entry (1.10; not in 1.9): an extended resource the extender manages."""
+
+    name: str
+    ignored_by_scheduler: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        if self.ignored_by_scheduler:
+            out["ignoredByScheduler"] = True
+        return out
+
+
+@dataclass(frozen=True)
 class ExtenderConfig:
-    """One HTTP extender (``extender.md`` §1). ``http_timeout_ns`` 0 means the 5 s default."""
+    """One HTTP extender (``extender.md`` §1). ``http_timeout_ns`` 0 means the 5 s default.
+
+    Two opt-in fields come from later releases: ``managed_resources`` (1.10: call the extender only for
+    pods requesting one of these extended resources; ``None`` or empty: every pod) and ``ignorable``
+    (later: a failing filter call is skipped with a warning instead of failing the pod).
+    """
 
     url_prefix: str = ""
     filter_verb: str = ""
@@ -185,6 +204,13 @@ class ExtenderConfig:
     tls_config: TLSConfig | None = None
     http_timeout_ns: int = 0
     node_cache_capable: bool = False
+    managed_resources: tuple[ExtenderManagedResource, ...] | None = None
+    ignorable: bool = False
+
+    @property
+    def name(self) -> str:
+        """How messages, explanations and metrics name the extender: its ``urlPrefix``."""
+        return self.url_prefix
 
     def to_dict(self) -> dict[str, Any]:
         """``urlPrefix`` always; other fields when set (Go's ``omitempty``). Bind verb as ``bindVerb``."""
@@ -198,8 +224,12 @@ class ExtenderConfig:
             "tlsConfig": self.tls_config.to_dict() if self.tls_config is not None else None,
             "httpTimeout": self.http_timeout_ns,
             "nodeCacheCapable": self.node_cache_capable,
+            "managedResources": (
+                [r.to_dict() for r in self.managed_resources] if self.managed_resources is not None else None
+            ),
+            "ignorable": self.ignorable,
         }
-        keep_empty = {"urlPrefix", "tlsConfig"}  # an empty tlsConfig object is still "set"
+        keep_empty = {"urlPrefix", "tlsConfig", "managedResources"}  # an empty object or list is still "set"
         return {key: value for key, value in values.items() if value or (key in keep_empty and value is not None)}
 
 

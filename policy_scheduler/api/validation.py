@@ -16,9 +16,11 @@ upstream's message.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Set
 from dataclasses import dataclass
 
+from ..model.resources import is_extended_resource_name
 from .names import algorithm_name_message, is_valid_algorithm_name
 from .types import MAX_WEIGHT, Policy, PredicatePolicy, PriorityPolicy
 
@@ -45,7 +47,11 @@ class PolicyValidationError:
 
 
 def validate_policy(policy: Policy) -> list[PolicyValidationError]:
-    """Upstream ``ValidatePolicy``: priority weights, extender weights, at most one binding extender."""
+    """Upstream ``ValidatePolicy``: priority weights, extender weights, at most one binding extender.
+
+    Extenders' ``managedResources`` (not in 1.9) are checked as 1.10 does: each name a qualified name and
+    an extended resource name, no name managed twice (across all extenders).
+    """
     errors: list[PolicyValidationError] = []
     for index, priority in enumerate(policy.priorities or []):
         if priority.weight <= 0 or priority.weight >= MAX_WEIGHT:
@@ -54,6 +60,7 @@ def validate_policy(policy: Policy) -> list[PolicyValidationError]:
                 f"Priority {priority.name} should have a positive weight applied to it or it has overflown",
             ))
     binders = 0
+    managed: set[str] = set()
     for index, extender in enumerate(policy.extenders or []):
         if extender.prioritize_verb and extender.weight <= 0:
             errors.append(PolicyValidationError(
@@ -62,9 +69,67 @@ def validate_policy(policy: Policy) -> list[PolicyValidationError]:
             ))
         if extender.bind_verb:
             binders += 1
+        for j, resource in enumerate(extender.managed_resources or ()):
+            path = f"extenders[{index}].managedResources[{j}].name"
+            errors += [PolicyValidationError(path, m) for m in extended_resource_name_errors(resource.name)]
+            if resource.name in managed:
+                errors.append(PolicyValidationError(
+                    path, f"Duplicate extender managed resource name {resource.name}"
+                ))
+            managed.add(resource.name)
     if binders > 1:
         errors.append(PolicyValidationError("extenders", f"Only one extender can implement bind, found {binders}"))
     return errors
+
+
+_QNAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME_RE = re.compile(f"^{_QNAME}$")
+_DNS1123 = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_DNS1123_RE = re.compile(f"^{_DNS1123}$")
+_QNAME_MESSAGE = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+    f"character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '{_QNAME}')"
+)
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """apimachinery's ``IsQualifiedName`` messages (1.10 texts)."""
+    parts = value.split("/")
+    errors: list[str] = []
+    if len(parts) > 2:
+        return [f"a qualified name {_QNAME_MESSAGE} with an optional DNS subdomain prefix and '/' "
+                "(e.g. 'example.com/MyName')"]
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                errors.append("prefix part must be no more than 253 characters")
+            if not _DNS1123_RE.match(prefix):
+                errors.append(
+                    "prefix part a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+                    f"for validation is '{_DNS1123}')"
+                )
+    if not name:
+        errors.append("name part must be non-empty")
+    elif len(name) > 63:
+        errors.append("name part must be no more than 63 characters")
+    if not _QNAME_RE.match(name):
+        errors.append(f"name part {_QNAME_MESSAGE}")
+    return errors
+
+
+def extended_resource_name_errors(name: str) -> list[str]:
+    """1.10 ``validateExtendedResourceName``: a qualified name, and an extended resource name."""
+    errors = qualified_name_errors(name)
+    if errors:
+        return errors
+    if not is_extended_resource_name(name) or qualified_name_errors(f"requests.{name}"):
+        return [f"{name} is an invalid extended resource name"]
+    return []
 
 
 def aggregate_message(errors: Iterable[PolicyValidationError]) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,7 @@ from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
 from .columns import NodeColumns
-from .extender import SchedulerExtender
+from .extender import SchedulerExtender, filters, ignorable, interested, prioritizes
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +93,38 @@ class PredicateResult:
 
 
 @dataclass(slots=True)
+class ExtenderVerdict:
+    """One extender's say on one node: its filter verdict (None: the node was not sent to its filter),
+    its ``failedNodes`` message, and its prioritize score and weight (None: not scored)."""
+
+    fit: bool | None = None
+    reasons: list[str] = field(default_factory=list)
+    score: int | None = None
+    weight: int | None = None
+
+
+@dataclass(slots=True)
+class ExtenderCall:
+    """What became of one extender verb for the pod: ``called``, ``not interested`` (managedResources),
+    ``no verb``, ``error`` (the attempt failed, or for prioritize: its scores dropped) or
+    ``ignored error`` (an ignorable extender's filter failed and was skipped)."""
+
+    extender: str
+    verb: str
+    outcome: str
+    error: str | None = None
+
+
+@dataclass(slots=True)
 class NodeExplanation:
     fit: bool
     predicates: dict[str, PredicateResult] = field(default_factory=dict)
     priorities: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (score, weight)
     total: int | None = None
+    extenders: dict[str, ExtenderVerdict] = field(default_factory=dict)  # extender name (urlPrefix) -> verdict
+
+    def extender(self, name: str) -> ExtenderVerdict:
+        return self.extenders.setdefault(name, ExtenderVerdict())
 
 
 @dataclass(slots=True)
@@ -105,6 +133,7 @@ class Explanation:
     host: str | None = None
     error: str | None = None
     nodes: dict[str, NodeExplanation] = field(default_factory=dict)
+    extenders: list[ExtenderCall] = field(default_factory=list)
 
 
 class GenericScheduler:
@@ -127,8 +156,8 @@ class GenericScheduler:
         self.priority_metadata_producer = priority_metadata_producer or (lambda pod, infos: None)
         self.extenders = list(extenders)
         self.last_node_index = 0
-        # Extender calls are I/O: they are made once, on the reference path.
-        self.columns = NodeColumns(cluster) if vectorized and not self.extenders else None
+        self.columns = NodeColumns(cluster) if vectorized else None
+        self._extender_pool: ThreadPoolExecutor | None = None
         self._predicate_forms = [(p, predicate_form(p)) for _, p in self._ordered_predicates]
         self._priority_forms = [priority_form(c) for c in self.prioritizers]
 
@@ -136,6 +165,8 @@ class GenericScheduler:
         """Stop following the cache (a daemon replaced this scheduler with one built from a new policy)."""
         if self.columns is not None:
             self.columns.detach()
+        if self._extender_pool is not None:
+            self._extender_pool.shutdown(wait=False)
 
     # -- the algorithm ----------------------------------------------------------------------------
     def schedule(self, pod: Pod) -> str:
@@ -172,6 +203,15 @@ class GenericScheduler:
     def find_nodes_that_fit(
         self, pod: Pod, nodes: Sequence[Node], explanation: Explanation | None = None
     ) -> tuple[list[Node], dict[str, list[str]]]:
+        filtered, failed = self._predicate_filter(pod, nodes, explanation)
+        if filtered and self.extenders:
+            filtered = self._extender_filter(pod, filtered, failed, explanation)
+        return filtered, failed
+
+    def _predicate_filter(
+        self, pod: Pod, nodes: Sequence[Node], explanation: Explanation | None
+    ) -> tuple[list[Node], dict[str, list[str]]]:
+        """The predicates over ``nodes``: those that fit, and every other node's reasons."""
         failed: dict[str, list[str]] = {}
         if not self.predicates:
             filtered = list(nodes)
@@ -199,8 +239,6 @@ class GenericScheduler:
                     filtered.append(node)
             if errors:
                 raise SchedulingError(aggregate_message_counts(errors))
-        if filtered and self.extenders:
-            filtered = self._extender_filter(pod, filtered, failed, explanation)
         return filtered, failed
 
     def pod_fits_on_node(self, pod: Pod, meta: Any, info: NodeInfo | None) -> list[str]:
@@ -237,23 +275,53 @@ class GenericScheduler:
     def _extender_filter(
         self, pod: Pod, filtered: list[Node], failed: dict[str, list[str]], explanation: Explanation | None
     ) -> list[Node]:
+        """Each extender in turn narrows ``filtered``; its ``failedNodes`` messages join ``failed``."""
+        infos = self.cluster.node_infos
         for extender in self.extenders:
-            kept, failed_nodes = extender.filter(pod, filtered, self.cluster.node_infos)
+            name = extender.name
+            if not filters(extender) or not interested(extender, pod):
+                if explanation is not None:
+                    outcome = "no verb" if not filters(extender) else "not interested"
+                    explanation.extenders.append(ExtenderCall(name, "filter", outcome))
+                continue
+            try:
+                kept, failed_nodes = extender.filter(pod, filtered, infos)
+            except Exception as e:
+                if not ignorable(extender):
+                    if explanation is not None:
+                        explanation.extenders.append(ExtenderCall(name, "filter", "error", str(e)))
+                    raise
+                log.warning("Skipping extender %s as it returned error %s and has ignorable flag set", name, e)
+                if explanation is not None:
+                    explanation.extenders.append(ExtenderCall(name, "filter", "ignored error", str(e)))
+                continue
             for node_name, message in failed_nodes.items():
                 failed.setdefault(node_name, []).append(message)
-                if explanation is not None and node_name in explanation.nodes:
-                    node_explanation = explanation.nodes[node_name]
-                    node_explanation.fit = False
-                    node_explanation.predicates[f"extender:{extender.name}"] = PredicateResult(False, [message])
             if explanation is not None:
-                kept_names = {n.name for n in kept}
-                for node in filtered:
-                    if node.name not in kept_names and node.name not in failed_nodes:
-                        explanation.nodes[node.name].fit = False
+                explanation.extenders.append(ExtenderCall(name, "filter", "called"))
+                self._explain_extender_filter(name, filtered, kept, failed_nodes, explanation)
             filtered = kept
             if not filtered:
                 break
         return filtered
+
+    @staticmethod
+    def _explain_extender_filter(
+        name: str, sent: list[Node], kept: list[Node], failed_nodes: Mapping[str, str], explanation: Explanation
+    ) -> None:
+        kept_names = {n.name for n in kept}
+        for node in sent:
+            verdict = explanation.nodes[node.name].extender(name)
+            verdict.fit = node.name in kept_names
+            if not verdict.fit:
+                explanation.nodes[node.name].fit = False
+        for node_name, message in failed_nodes.items():
+            node_explanation = explanation.nodes.get(node_name)
+            if node_explanation is not None:
+                verdict = node_explanation.extender(name)
+                verdict.fit = False
+                verdict.reasons.append(message)
+                node_explanation.fit = False
 
     def prioritize_nodes(
         self, pod: Pod, nodes: Sequence[Node], explanation: Explanation | None = None
@@ -307,19 +375,48 @@ class GenericScheduler:
     def _extender_prioritize(
         self, pod: Pod, nodes: Sequence[Node], totals: list[int], explanation: Explanation | None
     ) -> None:
-        combined: Counter[str] = Counter()
+        """Every interested extender's scores x weight, added to ``totals``; a failing one adds nothing."""
+        callers = []
         for extender in self.extenders:
+            if prioritizes(extender) and interested(extender, pod):
+                callers.append(extender)
+            elif explanation is not None:
+                outcome = "no verb" if not prioritizes(extender) else "not interested"
+                explanation.extenders.append(ExtenderCall(extender.name, "prioritize", outcome))
+        if not callers:
+            return
+        node_list = list(nodes)
+
+        def call(extender: SchedulerExtender) -> tuple[list[HostPriority], int] | Exception:
             try:
-                scores, weight = extender.prioritize(pod, list(nodes))
+                return extender.prioritize(pod, node_list)
             except Exception as e:  # upstream ignores a failing extender's priorities
-                log.warning("extender %s prioritize failed, ignoring it: %s", extender.name, e)
+                return e
+
+        if len(callers) == 1:
+            results = [call(callers[0])]
+        else:
+            if self._extender_pool is None:
+                self._extender_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="extender")
+            results = list(self._extender_pool.map(call, callers))
+        combined: dict[str, int] = {}
+        for extender, result in zip(callers, results):
+            if isinstance(result, Exception):
+                log.warning("extender %s prioritize failed, ignoring it: %s", extender.name, result)
+                if explanation is not None:
+                    explanation.extenders.append(ExtenderCall(extender.name, "prioritize", "error", str(result)))
                 continue
+            scores, weight = result
+            if explanation is not None:
+                explanation.extenders.append(ExtenderCall(extender.name, "prioritize", "called"))
             for hp in scores:
-                combined[hp.host] += hp.score * weight
+                combined[hp.host] = combined.get(hp.host, 0) + hp.score * weight
                 if explanation is not None and hp.host in explanation.nodes:
-                    explanation.nodes[hp.host].priorities[f"extender:{extender.name}"] = (hp.score, weight)
+                    verdict = explanation.nodes[hp.host].extender(extender.name)
+                    verdict.score, verdict.weight = hp.score, weight
+        get = combined.get
         for j, node in enumerate(nodes):
-            totals[j] += combined.get(node.name, 0)
+            totals[j] += get(node.name, 0)
 
     def select_host(self, priority_list: Sequence[HostPriority]) -> str:
         """Highest score wins; ties rotate through hosts sorted by name, descending."""
@@ -343,17 +440,55 @@ class GenericScheduler:
         candidates = self._filter_vectorized(pod, cols)
         if candidates is None or not candidates.size:
             return None
+        if self.extenders:
+            kept = self._extender_filter_vectorized(pod, cols, candidates)
+            if len(kept) == 1:
+                return kept[0].name
+            rows = self._rows(cols, kept)
+            if rows is None:
+                return self.select_host(self.prioritize_nodes(pod, kept))
+            candidates = rows
         if candidates.size == 1:
             return cols.names[int(candidates[0])]
         totals = self._prioritize_vectorized(pod, cols, candidates)
         if totals is None:
             nodes = [cols.nodes[int(i)] for i in candidates]
             return self.select_host(self.prioritize_nodes(pod, nodes))
+        if self.extenders:
+            extra = [0] * candidates.size
+            self._extender_prioritize(pod, [cols.nodes[int(i)] for i in candidates], extra, None)
+            totals = totals + np.array(extra, dtype=np.int64)
         best = np.flatnonzero(totals == totals.max())
         # Ties rotate through the tied hosts in descending name order; rows are in ascending name order.
         ix = self.last_node_index % best.size
         self.last_node_index += 1
         return cols.names[int(candidates[best[best.size - 1 - ix]])]
+
+    def _extender_filter_vectorized(self, pod: Pod, cols: NodeColumns, candidates: np.ndarray) -> list[Node]:
+        """The extenders' filters over the candidate rows; FitError (with every node's reasons, from the
+        reference predicates, and the extenders' messages) when they leave none."""
+        nodes = [cols.nodes[int(i)] for i in candidates]
+        failed: dict[str, list[str]] = {}
+        kept = self._extender_filter(pod, nodes, failed, None)
+        if not kept:
+            all_nodes = self.cluster.node_list()
+            _, reasons = self._predicate_filter(pod, all_nodes, None)
+            for name, messages in failed.items():
+                reasons.setdefault(name, []).extend(messages)
+            raise FitError(pod, len(all_nodes), reasons)
+        return kept
+
+    @staticmethod
+    def _rows(cols: NodeColumns, nodes: list[Node]) -> np.ndarray | None:
+        """The column rows of ``nodes`` in ascending order; None when an extender returned a node that is
+        not the cached object (changed, unknown or repeated): only the per-node priorities see it as
+        upstream does."""
+        rows = sorted(cols.index.get(n.name, -1) for n in nodes)
+        if len(set(rows)) != len(rows) or rows[0] < 0:
+            return None
+        if any(cols.nodes[cols.index[n.name]] is not n for n in nodes):
+            return None
+        return np.array(rows, dtype=np.int64)
 
     def _filter_vectorized(self, pod: Pod, cols: NodeColumns) -> np.ndarray | None:
         if not self.predicates:
@@ -374,7 +509,8 @@ class GenericScheduler:
 
     def _prioritize_vectorized(self, pod: Pod, cols: NodeColumns, candidates: np.ndarray) -> np.ndarray | None:
         if not self.prioritizers:
-            return np.ones(candidates.size, dtype=np.int64)
+            # No EqualPriority fallback when extenders score (upstream ``PrioritizeNodes``).
+            return np.zeros(candidates.size, dtype=np.int64) if self.extenders else np.ones(candidates.size, dtype=np.int64)
         meta = self.priority_metadata_producer(pod, self.cluster.node_infos)
         totals = np.zeros(candidates.size, dtype=np.int64)
         nodes: list[Node] | None = None

@@ -1,10 +1,12 @@
-"""Binding a pod to its node through the ``pods/binding`` subresource, judged by HTTP status alone."""
+"""Binding a pod to its node through the ``pods/binding`` subresource, judged by HTTP status alone; or,
+when the policy has a binding extender interested in the pod, through that extender."""
 
 from __future__ import annotations
 
 import enum
 import logging
 
+from ..core.extender import SchedulerExtender
 from ..model.pod import Pod
 from .rest import ApiError, RestClient
 
@@ -50,6 +52,23 @@ class Binder:
         if pod.uid and (data.get("metadata") or {}).get("uid") != pod.uid:
             return ""  # a new pod of the same name: ours is gone
         return (data.get("spec") or {}).get("nodeName") or ""
+
+
+class ExtenderBinder:
+    """Upstream 1.9: a binding extender replaces the API binder (``extender.md`` §5). It creates the Binding
+    itself; any error (transport, status, decoding, its ``Error``) is a failed bind: forget, requeue,
+    ``Binding rejected: <error>``."""
+
+    def __init__(self, extender: SchedulerExtender) -> None:
+        self.extender = extender
+
+    def bind(self, pod: Pod, host: str) -> tuple[BindOutcome, Exception | None]:
+        log.debug("Attempting to bind %s to %s through extender %s", pod.name, host, self.extender.name)
+        try:
+            self.extender.bind(pod, host)
+        except Exception as e:
+            return BindOutcome.ERROR, e
+        return BindOutcome.SUCCESS, None
 
 
 def classify(error: ApiError) -> BindOutcome:

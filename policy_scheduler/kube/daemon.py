@@ -21,6 +21,7 @@ from ..algorithm_source import AlgorithmSource, from_policy_file, from_provider
 from ..api import load_policy_from_configmap
 from ..cache.scheduler_cache import CLEANUP_PERIOD, SchedulerCache
 from ..core.generic_scheduler import GenericScheduler
+from ..core.http_extender import HTTPExtenderFactory
 from ..errors import UserError
 from ..features import FeatureGates
 from ..model.pod import Pod
@@ -70,6 +71,8 @@ class Daemon:
         self.config = config
         self.feature_gates = feature_gates
         self.metrics = SchedulerMetrics()
+        # The policy's HTTP extenders: one connection pool each, kept across policy reloads.
+        self.extender_factory = HTTPExtenderFactory(observer=self.metrics.observe_extender_error)
         self.cache = SchedulerCache()
         self.queue = new_scheduling_queue(feature_gates.enabled("PodPriority"))
         self.bind_workers = bind_workers
@@ -155,7 +158,8 @@ class Daemon:
 
     def _build(self, source: AlgorithmSource) -> GenericScheduler:
         return source.build(self.cache.cluster, feature_gates=self.feature_gates,
-                            hard_pod_affinity_symmetric_weight=self.config.hard_pod_affinity_symmetric_weight)
+                            hard_pod_affinity_symmetric_weight=self.config.hard_pod_affinity_symmetric_weight,
+                            extender_factory=self.extender_factory)
 
     def algorithm(self) -> GenericScheduler:
         assert self._algorithm is not None

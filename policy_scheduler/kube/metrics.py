@@ -106,6 +106,13 @@ class SchedulerMetrics:
             ["result"],
             registry=r,
         )
+        self.extender_errors = Counter(
+            "scheduler_extender_errors_total",
+            "Number of failed scheduler extender calls, by extender (urlPrefix), verb, and whether the failure "
+            "was ignored (prioritize always; filter of an ignorable extender) or failed the attempt.",
+            ["extender", "verb", "ignored"],
+            registry=r,
+        )
         self.leader = Gauge(
             "scheduler_leader_is_leader", "1 while this instance holds the leader lease, else 0.", registry=r
         )
@@ -148,6 +155,10 @@ class SchedulerMetrics:
             code=str(code) if code else "<error>", method=method.upper(), host=host
         ).inc()
         self.rest_latency.labels(verb=method.upper(), url=url_template).observe(seconds)
+
+    def observe_extender_error(self, extender: str, verb: str, ignored: bool) -> None:
+        """One failed extender call (the HTTP extenders' observer)."""
+        self.extender_errors.labels(extender=extender, verb=verb, ignored="true" if ignored else "false").inc()
 
     def exposition(self) -> tuple[bytes, str]:
         """The Prometheus text exposition of the registry and its content type."""

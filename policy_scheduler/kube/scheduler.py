@@ -16,10 +16,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from ..cache.scheduler_cache import CacheError, SchedulerCache
+from ..core.extender import binder_for
 from ..core.generic_scheduler import FitError, GenericScheduler
 from ..errors import SchedulingError
 from ..model.pod import Pod
-from .binder import Binder, BindOutcome
+from .binder import Binder, BindOutcome, ExtenderBinder
 from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
 from .metrics import SchedulerMetrics, microseconds
 from .queue import PodBackoff, SchedulingQueue, pod_key
@@ -129,8 +130,9 @@ class SchedulingLoop:
         log.debug("Attempting to schedule pod: %s", pod.ref)
         start = time.monotonic_ns()
         with self.cache.lock:
+            algorithm = self.algorithm()
             try:
-                host = self.algorithm().schedule(pod)
+                host = algorithm.schedule(pod)
             except SchedulingError as e:
                 host, error = None, e
             except Exception as e:  # a plugin bug fails this pod, not the daemon
@@ -151,11 +153,17 @@ class SchedulingLoop:
                 log.error("scheduler cache AssumePod failed: %s", e)
                 self._error(pod, f"AssumePod failed: {e}", "SchedulerError", str(e), unschedulable=False)
                 return
+            binder = self._binder(algorithm, pod)
         self.metrics.schedule_attempts.labels(result="scheduled").inc()
         self._in_flight.acquire()
         with self._binds_done:
             self._pending_binds += 1
-        self._pool.submit(self._bind, assumed, host, start)
+        self._pool.submit(self._bind, assumed, host, start, binder)
+
+    def _binder(self, algorithm: GenericScheduler, pod: Pod) -> Binder | ExtenderBinder:
+        """The policy's binding extender when it is interested in the pod, else the API server."""
+        extender = binder_for(algorithm.extenders, pod)
+        return self.binder if extender is None else ExtenderBinder(extender)
 
     def _failed(self, pod: Pod, error: Exception) -> None:
         fit = isinstance(error, FitError)
@@ -170,10 +178,10 @@ class SchedulingLoop:
         self.conditions.update(pod, "False", reason, message)
 
     # -- binding (bind pool threads) -------------------------------------------------------------
-    def _bind(self, assumed: Pod, host: str, start: int) -> None:
+    def _bind(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None) -> None:
         try:
             bind_start = time.monotonic_ns()
-            outcome, error = self.binder.bind(assumed, host)
+            outcome, error = (binder or self.binder).bind(assumed, host)
             if outcome is BindOutcome.TIMEOUT:
                 outcome = self._settle_timeout(assumed, host)
             self.cache.finish_binding(assumed)

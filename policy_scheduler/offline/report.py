@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ..core.generic_scheduler import Explanation
+from ..core.generic_scheduler import Explanation, ExtenderVerdict
 from ..predicates.reasons import describe
 from .simulate import CapacityResult, Difference, NodeUsage, Placement, SimulationResult
 
@@ -27,9 +27,23 @@ def explanation_to_dict(e: Explanation) -> dict[str, Any]:
                 entry["error"] = r.error
             predicates[pname] = entry
         priorities = {p: {"score": s, "weight": w} for p, (s, w) in n.priorities.items()} if n.fit else {}
+        extenders = {x: _verdict_to_dict(v, n.fit) for x, v in n.extenders.items()}
         nodes[name] = {"fit": n.fit, "predicates": predicates, "priorities": priorities,
-                       "total": n.total if n.fit else None}
-    return {"pod": e.pod, "host": e.host, "error": e.error, "nodes": nodes}
+                       "extenders": extenders, "total": n.total if n.fit else None}
+    calls = []
+    for c in e.extenders:
+        call: dict[str, Any] = {"extender": c.extender, "verb": c.verb, "outcome": c.outcome}
+        if c.error is not None:
+            call["error"] = c.error
+        calls.append(call)
+    return {"pod": e.pod, "host": e.host, "error": e.error, "nodes": nodes, "extenders": calls}
+
+
+def _verdict_to_dict(v: ExtenderVerdict, node_fit: bool) -> dict[str, Any]:
+    """An extender's filter verdict on a node and, for a node that fits, its score and weight."""
+    scored = node_fit and v.score is not None
+    return {"fit": v.fit, "reasons": list(v.reasons), "score": v.score if scored else None,
+            "weight": v.weight if scored else None}
 
 
 def usage_to_dict(before: NodeUsage, after: NodeUsage) -> dict[str, Any]:
@@ -116,17 +130,36 @@ def explanation_table(e: Explanation) -> str:
             elif not r.fit:
                 texts = ", ".join(f"{reason} ({describe(reason)})" if describe(reason) != reason else reason for reason in r.reasons)
                 failed.append(texts if list(r.reasons) == [pname] else f"{pname}: {texts}")
+        for extender, v in n.extenders.items():
+            if v.fit is False:
+                failed.append(f"extender {extender}: {', '.join(v.reasons) or 'filtered out'}")
         total = "" if not n.fit or n.total is None else str(n.total)
         rows.append([name, "yes" if n.fit else "no", total, "; ".join(failed)])
     out = [head, "", _table(rows)]
+    calls = [f"  {c.verb} {c.extender}: {c.outcome}" + (f": {c.error}" if c.error else "")
+             for c in e.extenders if c.outcome != "called"]
+    if calls:
+        out += ["", "Extender calls:", *calls]
     feasible = [(name, n) for name, n in e.nodes.items() if n.fit and n.priorities]
     if feasible:
-        names = list(feasible[0][1].priorities)
-        prio_rows = [["NODE", *[f"{p} (x{feasible[0][1].priorities[p][1]})" for p in names], "TOTAL"]]
+        first = feasible[0][1]
+        names = list(first.priorities)
+        extenders = list(dict.fromkeys(x for _, n in feasible for x, v in n.extenders.items() if v.score is not None))
+        weights = {x: next(n.extenders[x].weight for _, n in feasible
+                           if x in n.extenders and n.extenders[x].weight is not None) for x in extenders}
+        prio_rows = [["NODE", *[f"{p} (x{first.priorities[p][1]})" for p in names],
+                      *[f"extender {x} (x{weights[x]})" for x in extenders], "TOTAL"]]
         for name, n in feasible:
-            prio_rows.append([name, *[str(n.priorities[p][0]) if p in n.priorities else "" for p in names], str(n.total)])
+            prio_rows.append([
+                name, *[str(n.priorities[p][0]) if p in n.priorities else "" for p in names],
+                *[_extender_score(n.extenders.get(x)) for x in extenders], str(n.total),
+            ])
         out += ["", "Priority scores of the feasible nodes (score x weight summed into TOTAL):", _table(prio_rows)]
     return "\n".join(out)
+
+
+def _extender_score(v: ExtenderVerdict | None) -> str:
+    return "" if v is None or v.score is None else str(v.score)
 
 
 def capacity_table(result: CapacityResult, max_replicas: int | None) -> str:

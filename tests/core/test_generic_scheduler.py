@@ -227,7 +227,61 @@ def test_extender_filter_and_prioritize():
     explanation = scheduler.explain(_pod("p"))
     assert explanation.host == "machine2"  # machine3 was filtered out by e2
     assert explanation.nodes["machine2"].total == 1 + 1 * 1 + 3 * 2
-    assert explanation.nodes["machine1"].predicates["extender:e1"].reasons == ["e1 rejects machine1"]
+    machine1 = explanation.nodes["machine1"]
+    assert machine1.fit is False
+    assert (machine1.extenders["e1"].fit, machine1.extenders["e1"].reasons) == (False, ["e1 rejects machine1"])
+    machine2 = explanation.nodes["machine2"].extenders
+    assert (machine2["e1"].score, machine2["e1"].weight, machine2["e2"].score, machine2["e2"].weight) == (1, 1, 3, 2)
+    assert [(c.extender, c.verb, c.outcome) for c in explanation.extenders] == [
+        ("e1", "filter", "called"), ("e2", "filter", "called"), ("e1", "prioritize", "called"),
+        ("e2", "prioritize", "called"),
+    ]
+
+
+@pytest.mark.parametrize("vectorized", [False, True], ids=["reference", "vectorized"])
+def test_extenders_on_both_paths(vectorized):
+    """The vectorised path calls extenders once per verb and decides as the reference path does."""
+    calls = []
+
+    class Counting(FakeExtender):
+        def filter(self, pod, nodes, node_infos):
+            calls.append("filter")
+            return super().filter(pod, nodes, node_infos)
+
+        def prioritize(self, pod, nodes):
+            calls.append("prioritize")
+            return super().prioritize(pod, nodes)
+
+    ext = Counting("e1", reject={"machine1"}, scores={"machine2": 1, "machine3": 5}, weight=3)
+    cluster = ClusterState()
+    for name in ("machine1", "machine2", "machine3"):
+        cluster.add_node(Node({"metadata": {"name": name}, "status": {"allocatable": {
+            "cpu": "4", "memory": "8Gi", "pods": "110"}}}))
+    scheduler = create_from_keys(["PodFitsResources"], ["LeastRequestedPriority"], [ext], cluster=cluster,
+                                 vectorized=vectorized)
+    assert (scheduler.columns is not None) == vectorized
+    assert scheduler.schedule(_pod("p")) == "machine3"
+    assert calls == ["filter", "prioritize"]
+    ext.reject = {"machine1", "machine2", "machine3"}
+    with pytest.raises(FitError) as exc:
+        scheduler.schedule(_pod("q"))
+    assert str(exc.value) == "0/3 nodes are available: 1 e1 rejects machine1, 1 e1 rejects machine2, 1 e1 rejects machine3."
+
+
+def test_ignorable_and_uninterested_extenders_are_skipped(caplog):
+    class Flaky(FakeExtender):
+        def is_ignorable(self):
+            return True
+
+    class Picky(FakeExtender):
+        def is_interested(self, pod):
+            return pod.name == "gpu"
+
+    scheduler = _extended([Flaky("flaky", fail_filter=True), Picky("picky", reject={"machine1", "machine2"})])
+    assert scheduler.schedule(_pod("p")) in {"machine1", "machine2", "machine3"}
+    assert "Skipping extender flaky as it returned error Failed filter with extender at URL flaky, code 500 " \
+        "and has ignorable flag set" in caplog.text
+    assert scheduler.schedule(_pod("gpu")) == "machine3"
 
 
 def test_extenders_rejecting_everything_give_a_fit_error():

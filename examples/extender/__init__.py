@@ -1,0 +1,1 @@
+"""An example HTTP scheduler extender (see ``server.py`` and ``docs/extenders.md``)."""
