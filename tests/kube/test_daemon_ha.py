@@ -442,6 +442,8 @@ def test_leader_that_cannot_renew_stops_and_exits_1(apiserver, tmp_path):
 
 
 class _Engine:
+    extenders: list = []  # no binding extender: the loop binds through the API server's binder
+
     def schedule(self, pod: Pod) -> str:
         return "node-0"
 
