@@ -31,6 +31,7 @@ import socket
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -198,8 +199,8 @@ def _decode_record(data: dict[str, Any], path: str, transitions_key: str) -> Lea
 # -- locks --------------------------------------------------------------------------------------------
 
 
-class ResourceLock:
-    """One lock object. ``get`` remembers the object, so ``update`` writes with its resourceVersion.
+class ResourceLock(ABC):
+    """One lock object (endpoints, configmaps or leases: the subclasses say where the record lives). ``get`` remembers the object, so ``update`` writes with its resourceVersion.
 
     ``timeout`` (seconds) bounds one request; None means the RestClient's default.
     """
@@ -217,8 +218,9 @@ class ResourceLock:
         return f"{self.namespace}/{self.name}"
 
     @property
+    @abstractmethod
     def collection_path(self) -> str:
-        raise NotImplementedError
+        """The URL path of the lock kind's collection in the lock's namespace."""
 
     @property
     def path(self) -> str:
@@ -264,11 +266,13 @@ class ResourceLock:
         self._object = obj
         return self._record_of(obj)
 
+    @abstractmethod
     def _record_of(self, obj: dict[str, Any]) -> LeaderElectionRecord:
-        raise NotImplementedError
+        """The leader record an object of this kind holds."""
 
+    @abstractmethod
     def _set_record(self, obj: dict[str, Any], record: LeaderElectionRecord) -> None:
-        raise NotImplementedError
+        """Write ``record`` into an object of this kind."""
 
 
 class _AnnotationLock(ResourceLock):
