@@ -363,16 +363,21 @@ def _pod_argument(ref: str, snapshot):
 
     from .offline.snapshot import load_snapshot
 
-    if Path(ref).is_file():
+    path = Path(ref)
+    if path.is_file():
         pods = load_snapshot([ref]).pods
         if len(pods) != 1:
             raise UserError(f"{ref}: expected exactly one Pod, found {len(pods)}")
         return pods[0]
+    if path.is_dir():
+        raise UserError(f"{ref}: is a directory, not a Pod manifest file")
+    if path.suffix in (".yaml", ".yml", ".json") or (path.suffix and ref.count("/") != 1):
+        raise UserError(f"{ref}: no such file")
     return snapshot.find_pod(ref)
 
 
 @main.command()
-@click.argument("pod_template", type=click.Path(dir_okay=False))
+@click.argument("pod_template")
 @_cluster_options
 @_algorithm_options
 @click.option("--max", "max_replicas", type=click.IntRange(min=0), default=None, help="Stop after this many replicas.")

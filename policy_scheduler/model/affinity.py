@@ -8,6 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .fields import (
+    check_label_selector,
+    check_requirements,
+    int_field,
+    obj_field,
+    obj_list_field,
+    opt_obj_field,
+    str_field,
+    str_list_field,
+)
 from .labels import CompiledSelector, compile_label_selector, compile_node_selector_requirements
 
 
@@ -53,54 +63,79 @@ class Affinity:
     pod_anti_affinity: PodAffinity | None
 
 
-def _pod_affinity_term(raw: dict) -> PodAffinityTerm:
+def _pod_affinity_term(obj: str, path: str, raw: dict) -> PodAffinityTerm:
     return PodAffinityTerm(
-        selector=compile_label_selector(raw.get("labelSelector")),
-        namespaces=tuple(raw.get("namespaces") or ()),
-        topology_key=raw.get("topologyKey") or "",
+        selector=compile_label_selector(check_label_selector(obj, f"{path}.labelSelector", raw.get("labelSelector"))),
+        namespaces=tuple(str_list_field(obj, f"{path}.namespaces", raw.get("namespaces"))),
+        topology_key=str_field(obj, f"{path}.topologyKey", raw.get("topologyKey")),
         raw=raw,
     )
 
 
-def _pod_affinity(raw: dict | None) -> PodAffinity | None:
-    if raw is None:
+def _pod_affinity(obj: str, path: str, raw: object) -> PodAffinity | None:
+    aff = opt_obj_field(obj, path, raw)
+    if aff is None:
         return None
-    required = tuple(_pod_affinity_term(t or {}) for t in raw.get("requiredDuringSchedulingIgnoredDuringExecution") or ())
+    req_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    required = tuple(
+        _pod_affinity_term(obj, f"{req_path}[{i}]", t)
+        for i, t in enumerate(obj_list_field(obj, req_path, aff.get("requiredDuringSchedulingIgnoredDuringExecution")))
+    )
+    pref_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
     preferred = tuple(
-        WeightedPodAffinityTerm(int((t or {}).get("weight") or 0), _pod_affinity_term((t or {}).get("podAffinityTerm") or {}))
-        for t in raw.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        WeightedPodAffinityTerm(
+            int_field(obj, f"{pref_path}[{i}].weight", t.get("weight")),
+            _pod_affinity_term(
+                obj, f"{pref_path}[{i}].podAffinityTerm",
+                obj_field(obj, f"{pref_path}[{i}].podAffinityTerm", t.get("podAffinityTerm")),
+            ),
+        )
+        for i, t in enumerate(obj_list_field(obj, pref_path, aff.get("preferredDuringSchedulingIgnoredDuringExecution")))
     )
     return PodAffinity(required, preferred)
 
 
-def _node_affinity(raw: dict | None) -> NodeAffinity | None:
-    if raw is None:
+def _node_affinity(obj: str, path: str, raw: object) -> NodeAffinity | None:
+    aff = opt_obj_field(obj, path, raw)
+    if aff is None:
         return None
-    req = raw.get("requiredDuringSchedulingIgnoredDuringExecution")
+    req_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    req = opt_obj_field(obj, req_path, aff.get("requiredDuringSchedulingIgnoredDuringExecution"))
     required = None
     if req is not None:
+        terms_path = f"{req_path}.nodeSelectorTerms"
         required = tuple(
-            compile_node_selector_requirements((term or {}).get("matchExpressions"))
-            for term in req.get("nodeSelectorTerms") or ()
+            compile_node_selector_requirements(
+                check_requirements(obj, f"{terms_path}[{i}].matchExpressions", term.get("matchExpressions"))
+            )
+            for i, term in enumerate(obj_list_field(obj, terms_path, req.get("nodeSelectorTerms")))
         )
-    pref = raw.get("preferredDuringSchedulingIgnoredDuringExecution")
+    pref_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    pref = aff.get("preferredDuringSchedulingIgnoredDuringExecution")
     preferred = None
     if pref is not None:
         preferred = tuple(
             PreferredSchedulingTerm(
-                int((t or {}).get("weight") or 0),
-                compile_node_selector_requirements(((t or {}).get("preference") or {}).get("matchExpressions")),
+                int_field(obj, f"{pref_path}[{i}].weight", t.get("weight")),
+                compile_node_selector_requirements(
+                    check_requirements(
+                        obj, f"{pref_path}[{i}].preference.matchExpressions",
+                        obj_field(obj, f"{pref_path}[{i}].preference", t.get("preference")).get("matchExpressions"),
+                    )
+                ),
             )
-            for t in pref
+            for i, t in enumerate(obj_list_field(obj, pref_path, pref))
         )
     return NodeAffinity(required, preferred)
 
 
-def parse_affinity(raw: dict | None) -> Affinity | None:
-    if raw is None:
+def parse_affinity(raw: object, obj: str = "Pod") -> Affinity | None:
+    """``spec.affinity``; wrong field types raise :class:`ObjectError` naming ``obj`` and the path."""
+    aff = opt_obj_field(obj, "spec.affinity", raw)
+    if aff is None:
         return None
     return Affinity(
-        node_affinity=_node_affinity(raw.get("nodeAffinity")),
-        pod_affinity=_pod_affinity(raw.get("podAffinity")),
-        pod_anti_affinity=_pod_affinity(raw.get("podAntiAffinity")),
+        node_affinity=_node_affinity(obj, "spec.affinity.nodeAffinity", aff.get("nodeAffinity")),
+        pod_affinity=_pod_affinity(obj, "spec.affinity.podAffinity", aff.get("podAffinity")),
+        pod_anti_affinity=_pod_affinity(obj, "spec.affinity.podAntiAffinity", aff.get("podAntiAffinity")),
     )

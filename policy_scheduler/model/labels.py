@@ -191,7 +191,7 @@ def label_selector(raw: Mapping | None) -> Selector:
         op = _LABEL_SELECTOR_OPS.get(expr.get("operator"))
         if op is None:
             raise SelectorError(f'"{expr.get("operator")}" is not a valid pod selector operator')
-        reqs.append(new_requirement(expr.get("key", ""), op, list(expr.get("values") or [])))
+        reqs.append(new_requirement(expr.get("key") or "", op, list(expr.get("values") or [])))
     reqs.sort(key=lambda r: r.key)
     return Selector(tuple(reqs))
 
@@ -205,7 +205,7 @@ def node_selector_requirements(expressions: list | None) -> Selector:
         op = _NODE_SELECTOR_OPS.get(expr.get("operator"))
         if op is None:
             raise SelectorError(f'"{expr.get("operator")}" is not a valid node selector operator')
-        reqs.append(new_requirement(expr.get("key", ""), op, list(expr.get("values") or [])))
+        reqs.append(new_requirement(expr.get("key") or "", op, list(expr.get("values") or [])))
     reqs.sort(key=lambda r: r.key)
     return Selector(tuple(reqs))
 

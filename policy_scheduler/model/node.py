@@ -6,6 +6,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ObjectError
+from .fields import (
+    bool_field,
+    describe,
+    int_field,
+    obj_field,
+    obj_list_field,
+    str_field,
+    str_list_field,
+    string_map,
+)
 from .quantity import QuantityError, parse_quantity
 from .resources import Resource
 from .taints import Taint
@@ -33,40 +43,40 @@ class Node:
         if not isinstance(raw, dict):
             raise ObjectError("Node", "", f"expected an object, got {type(raw).__name__}")
         self.raw = raw
-        meta = raw.get("metadata") or {}
-        spec = raw.get("spec") or {}
-        status = raw.get("status") or {}
-        self.name: str = meta.get("name") or ""
+        meta = obj_field("Node", "metadata", raw.get("metadata"))
+        self.name: str = str_field("Node", "metadata.name", meta.get("name"))
         obj = f"Node {self.name}"
-        labels = meta.get("labels") or {}
-        if not isinstance(labels, dict):
-            raise ObjectError(obj, "metadata.labels", "expected a map of strings")
-        for k, v in labels.items():
-            if not isinstance(v, str):
-                raise ObjectError(obj, f"metadata.labels.{k}", f"expected a string, got {v!r}")
-        self.labels: dict[str, str] = labels
-        self.annotations: dict[str, str] = meta.get("annotations") or {}
-        self.unschedulable: bool = bool(spec.get("unschedulable"))
-        self.taints = tuple(Taint.from_dict(t or {}) for t in spec.get("taints") or ())
+        spec = obj_field(obj, "spec", raw.get("spec"))
+        status = obj_field(obj, "status", raw.get("status"))
+        self.labels: dict[str, str] = string_map(obj, "metadata.labels", meta.get("labels"))
+        self.annotations: dict[str, str] = string_map(obj, "metadata.annotations", meta.get("annotations"))
+        self.unschedulable: bool = bool_field(obj, "spec.unschedulable", spec.get("unschedulable"))
+        self.taints = tuple(
+            Taint.from_dict(_check_strings(obj, f"spec.taints[{i}]", t, ("key", "value", "effect")))
+            for i, t in enumerate(obj_list_field(obj, "spec.taints", spec.get("taints")))
+        )
         self.conditions = tuple(
-            NodeCondition((c or {}).get("type") or "", (c or {}).get("status") or "")
-            for c in status.get("conditions") or ()
+            NodeCondition(
+                *(str_field(obj, f"status.conditions[{i}].{k}", c.get(k)) for k in ("type", "status"))
+            )
+            for i, c in enumerate(obj_list_field(obj, "status.conditions", status.get("conditions")))
         )
         allocatable = status.get("allocatable")
         if allocatable is not None and not isinstance(allocatable, dict):
-            raise ObjectError(obj, "status.allocatable", "expected a map of resource quantities")
+            raise ObjectError(obj, "status.allocatable", f"expected a map of resource quantities, got {describe(allocatable)}")
         for name, q in (allocatable or {}).items():
+            if not isinstance(name, str):
+                raise ObjectError(obj, "status.allocatable", f"expected a resource name, got {describe(name)}")
             try:
                 parse_quantity(q)
             except QuantityError as e:
                 raise ObjectError(obj, f"status.allocatable.{name}", str(e)) from None
         self.allocatable = Resource.from_list(allocatable)
         images = []
-        for i, img in enumerate(status.get("images") or ()):
-            size = (img or {}).get("sizeBytes") or 0
-            if not isinstance(size, int) or isinstance(size, bool):
-                raise ObjectError(obj, f"status.images[{i}].sizeBytes", f"expected an integer, got {size!r}")
-            images.append(ContainerImage(tuple((img or {}).get("names") or ()), size))
+        for i, img in enumerate(obj_list_field(obj, "status.images", status.get("images"))):
+            size = int_field(obj, f"status.images[{i}].sizeBytes", img.get("sizeBytes"))
+            names = str_list_field(obj, f"status.images[{i}].names", img.get("names"))
+            images.append(ContainerImage(tuple(names), size))
         self.images = tuple(images)
 
     def condition_status(self, ctype: str) -> str:
@@ -79,3 +89,9 @@ class Node:
 
     def __repr__(self) -> str:
         return f"Node({self.name})"
+
+
+def _check_strings(obj: str, path: str, raw: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    for key in keys:
+        str_field(obj, f"{path}.{key}", raw.get(key))
+    return raw

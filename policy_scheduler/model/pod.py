@@ -8,6 +8,16 @@ from typing import Any
 
 from ..errors import ObjectError
 from .affinity import Affinity, parse_affinity
+from .fields import (
+    bool_field,
+    describe,
+    int_field,
+    obj_field,
+    obj_list_field,
+    str_field,
+    str_list_field,
+    string_map,
+)
 from .quantity import QuantityError, milli_value, parse_quantity, value
 from .resources import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, Resource
 from .taints import Toleration
@@ -34,8 +44,10 @@ def _check_resource_list(obj: str, path: str, rl: Any) -> dict[str, Any]:
     if rl is None:
         return {}
     if not isinstance(rl, dict):
-        raise ObjectError(obj, path, f"expected a map of resource quantities, got {type(rl).__name__}")
+        raise ObjectError(obj, path, f"expected a map of resource quantities, got {describe(rl)}")
     for name, q in rl.items():
+        if not isinstance(name, str):
+            raise ObjectError(obj, path, f"expected a resource name, got {describe(name)}")
         try:
             parse_quantity(q)
         except QuantityError as e:
@@ -44,19 +56,13 @@ def _check_resource_list(obj: str, path: str, rl: Any) -> dict[str, Any]:
 
 
 def _parse_containers(obj: str, path: str, raw: Any) -> tuple[Container, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise ObjectError(obj, path, f"expected a list, got {type(raw).__name__}")
     out = []
-    for i, c in enumerate(raw):
-        if not isinstance(c, dict):
-            raise ObjectError(obj, f"{path}[{i}]", "expected an object")
-        res = c.get("resources") or {}
+    for i, c in enumerate(obj_list_field(obj, path, raw)):
+        res = obj_field(obj, f"{path}[{i}].resources", c.get("resources"))
         out.append(
             Container(
-                name=c.get("name") or "",
-                image=c.get("image") or "",
+                name=str_field(obj, f"{path}[{i}].name", c.get("name")),
+                image=str_field(obj, f"{path}[{i}].image", c.get("image")),
                 requests=_check_resource_list(obj, f"{path}[{i}].resources.requests", res.get("requests")),
                 limits=_check_resource_list(obj, f"{path}[{i}].resources.limits", res.get("limits")),
             )
@@ -66,15 +72,14 @@ def _parse_containers(obj: str, path: str, raw: Any) -> tuple[Container, ...]:
 
 def _host_ports(obj: str, raw_containers: Any) -> tuple[str, ...]:
     ports = []
-    for i, c in enumerate(raw_containers or ()):
-        for j, p in enumerate((c or {}).get("ports") or ()):
-            hp = (p or {}).get("hostPort") or 0
-            if not isinstance(hp, int) or isinstance(hp, bool):
-                raise ObjectError(obj, f"spec.containers[{i}].ports[{j}].hostPort", f"expected an integer, got {hp!r}")
+    for i, c in enumerate(obj_list_field(obj, "spec.containers", raw_containers)):
+        path = f"spec.containers[{i}].ports"
+        for j, p in enumerate(obj_list_field(obj, path, c.get("ports"))):
+            hp = int_field(obj, f"{path}[{j}].hostPort", p.get("hostPort"))
             if hp == 0:
                 continue
-            proto = p.get("protocol") or "TCP"
-            ip = p.get("hostIP") or "0.0.0.0"
+            proto = str_field(obj, f"{path}[{j}].protocol", p.get("protocol")) or "TCP"
+            ip = str_field(obj, f"{path}[{j}].hostIP", p.get("hostIP")) or "0.0.0.0"
             ports.append(f"{proto}/{ip}/{hp}")
     return tuple(ports)
 
@@ -94,34 +99,37 @@ class Pod:
         if not isinstance(raw, dict):
             raise ObjectError("Pod", "", f"expected an object, got {type(raw).__name__}")
         self.raw = raw
-        meta = raw.get("metadata") or {}
-        spec = raw.get("spec") or {}
-        status = raw.get("status") or {}
-        self.name: str = meta.get("name") or ""
-        self.namespace: str = meta.get("namespace") or ""
-        self.uid: str = meta.get("uid") or ""
+        meta = obj_field("Pod", "metadata", raw.get("metadata"))
+        self.name: str = str_field("Pod", "metadata.name", meta.get("name"))
+        self.namespace: str = str_field(f"Pod {self.name}", "metadata.namespace", meta.get("namespace"))
         obj = f"Pod {self.namespace}/{self.name}"
+        spec = obj_field(obj, "spec", raw.get("spec"))
+        status = obj_field(obj, "status", raw.get("status"))
+        self.uid: str = str_field(obj, "metadata.uid", meta.get("uid"))
         self.labels: dict[str, str] = _string_map(obj, "metadata.labels", meta.get("labels"))
         self.annotations: dict[str, str] = _string_map(obj, "metadata.annotations", meta.get("annotations"))
-        self.node_name: str = spec.get("nodeName") or ""
-        self.scheduler_name: str = spec.get("schedulerName") or "default-scheduler"
+        self.node_name: str = str_field(obj, "spec.nodeName", spec.get("nodeName"))
+        self.scheduler_name: str = str_field(obj, "spec.schedulerName", spec.get("schedulerName")) or "default-scheduler"
         self.creation_timestamp: str = _timestamp(meta.get("creationTimestamp")) or ""
         self.deletion_timestamp: str | None = _timestamp(meta.get("deletionTimestamp"))
-        self.phase: str = status.get("phase") or ""
+        self.phase: str = str_field(obj, "status.phase", status.get("phase"))
         self.owner_references = tuple(
             OwnerReference(
-                o.get("apiVersion") or "", o.get("kind") or "", o.get("name") or "", o.get("uid") or "",
-                bool(o.get("controller")),
+                *(str_field(obj, f"metadata.ownerReferences[{i}].{k}", o.get(k)) for k in ("apiVersion", "kind", "name", "uid")),
+                bool_field(obj, f"metadata.ownerReferences[{i}].controller", o.get("controller")),
             )
-            for o in meta.get("ownerReferences") or ()
+            for i, o in enumerate(obj_list_field(obj, "metadata.ownerReferences", meta.get("ownerReferences")))
         )
         self.containers = _parse_containers(obj, "spec.containers", spec.get("containers"))
         self.init_containers = _parse_containers(obj, "spec.initContainers", spec.get("initContainers"))
-        self.volumes: tuple[dict, ...] = tuple(v or {} for v in spec.get("volumes") or ())
-        self.tolerations = tuple(Toleration.from_dict(t or {}) for t in spec.get("tolerations") or ())
-        self.affinity: Affinity | None = parse_affinity(spec.get("affinity"))
+        self.volumes: tuple[dict, ...] = _volumes(obj, spec.get("volumes"))
+        self.tolerations = tuple(
+            Toleration.from_dict(_toleration(obj, f"spec.tolerations[{i}]", t))
+            for i, t in enumerate(obj_list_field(obj, "spec.tolerations", spec.get("tolerations")))
+        )
+        self.affinity: Affinity | None = parse_affinity(spec.get("affinity"), obj)
         prio = spec.get("priority")
-        self.priority: int = prio if isinstance(prio, int) else 0
+        self.priority: int = prio if isinstance(prio, int) and not isinstance(prio, bool) else 0
         self.node_selector: dict[str, str] = _string_map(obj, "spec.nodeSelector", spec.get("nodeSelector"))
         self.host_ports = _host_ports(obj, spec.get("containers"))
         self.key = self.uid or f"{self.namespace}/{self.name}"
@@ -205,13 +213,40 @@ def _timestamp(raw: Any) -> str | None:
     return str(raw)
 
 
-def _string_map(obj: str, path: str, raw: Any) -> dict[str, str]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise ObjectError(obj, path, f"expected a map of strings, got {type(raw).__name__}")
-    for k, v in raw.items():
-        if not isinstance(v, str):
-            raise ObjectError(obj, f"{path}.{k}", f"expected a string, got {v!r}")
+_string_map = string_map
+
+# Fields of the volume sources the volume predicates read, with their types.
+_VOLUME_SOURCE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "gcePersistentDisk": (("pdName", "str"), ("readOnly", "bool")),
+    "awsElasticBlockStore": (("volumeID", "str"), ("readOnly", "bool")),
+    "azureDisk": (("diskName", "str"), ("diskURI", "str"), ("readOnly", "bool")),
+    "iscsi": (("iqn", "str"), ("targetPortal", "str"), ("readOnly", "bool")),
+    "rbd": (("monitors", "strs"), ("pool", "str"), ("image", "str"), ("readOnly", "bool")),
+    "persistentVolumeClaim": (("claimName", "str"), ("readOnly", "bool")),
+}
+
+
+def _volumes(obj: str, raw: Any) -> tuple[dict, ...]:
+    """``spec.volumes``: objects whose sources are objects; the fields the predicates read typed."""
+    volumes = obj_list_field(obj, "spec.volumes", raw)
+    for i, v in enumerate(volumes):
+        str_field(obj, f"spec.volumes[{i}].name", v.get("name"))
+        for key, source in v.items():
+            if key == "name":
+                continue
+            path = f"spec.volumes[{i}].{key}"
+            src = obj_field(obj, path, source)
+            for name, kind in _VOLUME_SOURCE_FIELDS.get(key, ()):
+                check = str_field if kind == "str" else bool_field if kind == "bool" else str_list_field
+                check(obj, f"{path}.{name}", src.get(name))
+    return tuple(v or {} for v in volumes)
+
+
+def _toleration(obj: str, path: str, raw: dict[str, Any]) -> dict[str, Any]:
+    for key in ("key", "operator", "value", "effect"):
+        str_field(obj, f"{path}.{key}", raw.get(key))
+    seconds = raw.get("tolerationSeconds")
+    if seconds is not None:
+        int_field(obj, f"{path}.tolerationSeconds", seconds)
     return raw
 

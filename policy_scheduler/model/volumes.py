@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .fields import obj_field, str_field, string_map
+
 
 @dataclass(frozen=True, slots=True)
 class PersistentVolume:
@@ -15,8 +17,11 @@ class PersistentVolume:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PersistentVolume:
-        meta = raw.get("metadata") or {}
-        return cls(meta.get("name") or "", meta.get("labels") or {}, raw.get("spec") or {}, raw)
+        meta = obj_field("PersistentVolume", "metadata", raw.get("metadata"))
+        name = str_field("PersistentVolume", "metadata.name", meta.get("name"))
+        obj = f"PersistentVolume {name}"
+        labels = string_map(obj, "metadata.labels", meta.get("labels"))
+        return cls(name, labels, obj_field(obj, "spec", raw.get("spec")), raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,15 +34,19 @@ class PersistentVolumeClaim:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PersistentVolumeClaim:
-        meta = raw.get("metadata") or {}
-        spec = raw.get("spec") or {}
+        meta = obj_field("PersistentVolumeClaim", "metadata", raw.get("metadata"))
+        name = str_field("PersistentVolumeClaim", "metadata.name", meta.get("name"))
+        namespace = str_field(f"PersistentVolumeClaim {name}", "metadata.namespace", meta.get("namespace"))
+        obj = f"PersistentVolumeClaim {namespace}/{name}"
+        spec = obj_field(obj, "spec", raw.get("spec"))
         # The beta annotation wins over the field in 1.9 (v1helper.GetPersistentVolumeClaimClass).
-        annotations = meta.get("annotations") or {}
+        annotations = string_map(obj, "metadata.annotations", meta.get("annotations"))
         if "volume.beta.kubernetes.io/storage-class" in annotations:
             sc = annotations["volume.beta.kubernetes.io/storage-class"]
         else:
-            sc = spec.get("storageClassName")
-        return cls(meta.get("name") or "", meta.get("namespace") or "", spec.get("volumeName") or "", sc or "", raw)
+            sc = str_field(obj, "spec.storageClassName", spec.get("storageClassName"))
+        volume_name = str_field(obj, "spec.volumeName", spec.get("volumeName"))
+        return cls(name, namespace, volume_name, sc or "", raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,5 +57,7 @@ class StorageClass:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> StorageClass:
-        meta = raw.get("metadata") or {}
-        return cls(meta.get("name") or "", raw.get("volumeBindingMode"), raw)
+        meta = obj_field("StorageClass", "metadata", raw.get("metadata"))
+        name = str_field("StorageClass", "metadata.name", meta.get("name"))
+        mode = raw.get("volumeBindingMode")
+        return cls(name, None if mode is None else str_field(f"StorageClass {name}", "volumeBindingMode", mode), raw)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ObjectError
+from .fields import check_label_selector, obj_field, str_field, string_map
 from .labels import CompiledSelector, Selector, compile_label_selector, selector_from_set
 
 
@@ -18,9 +20,9 @@ class Service:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Service:
-        meta = raw.get("metadata") or {}
-        spec = raw.get("spec") or {}
-        return cls(meta.get("name") or "", meta.get("namespace") or "", spec.get("selector"), raw)
+        name, namespace, spec = _identity("Service", raw)
+        sel = spec.get("selector")
+        return cls(name, namespace, None if sel is None else string_map(f"Service {namespace}/{name}", "spec.selector", sel), raw)
 
     def label_selector(self) -> Selector:
         return selector_from_set(self.selector)
@@ -35,9 +37,10 @@ class ReplicationController:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ReplicationController:
-        meta = raw.get("metadata") or {}
-        spec = raw.get("spec") or {}
-        return cls(meta.get("name") or "", meta.get("namespace") or "", spec.get("selector"), raw)
+        name, namespace, spec = _identity("ReplicationController", raw)
+        sel = spec.get("selector")
+        obj = f"ReplicationController {namespace}/{name}"
+        return cls(name, namespace, None if sel is None else string_map(obj, "spec.selector", sel), raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +57,17 @@ class LabelSelectedController:
 
     @classmethod
     def from_dict(cls, kind: str, raw: dict[str, Any]) -> LabelSelectedController:
-        meta = raw.get("metadata") or {}
-        spec = raw.get("spec") or {}
-        sel = spec.get("selector")
+        name, namespace, spec = _identity(kind, raw)
+        sel = check_label_selector(f"{kind} {namespace}/{name}", "spec.selector", spec.get("selector"))
         empty = sel is None or (not sel.get("matchLabels") and not sel.get("matchExpressions"))
-        return cls(kind, meta.get("name") or "", meta.get("namespace") or "", compile_label_selector(sel), empty, raw)
+        return cls(kind, name, namespace, compile_label_selector(sel), empty, raw)
+
+
+def _identity(kind: str, raw: Any) -> tuple[str, str, dict[str, Any]]:
+    """``(name, namespace, spec)`` of a namespaced object, wrong types raising :class:`ObjectError`."""
+    if not isinstance(raw, dict):
+        raise ObjectError(kind, "", "expected an object")
+    meta = obj_field(kind, "metadata", raw.get("metadata"))
+    name = str_field(kind, "metadata.name", meta.get("name"))
+    namespace = str_field(f"{kind} {name}", "metadata.namespace", meta.get("namespace"))
+    return name, namespace, obj_field(f"{kind} {namespace}/{name}", "spec", raw.get("spec"))

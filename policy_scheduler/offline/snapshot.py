@@ -20,8 +20,10 @@ import yaml
 
 from ..cache.cluster import ClusterState
 from ..errors import ObjectError, SnapshotError
+from ..model.fields import describe
 from ..model.node import Node
 from ..model.pod import Pod
+from ..model.quantity import parse_quantity
 from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
 
@@ -203,10 +205,13 @@ def _apply_api_defaults(kind: str, obj: dict[str, Any], where: str) -> dict[str,
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         raise SnapshotError(f"{where}: {kind}: metadata.name: missing")
+    namespace = meta.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):
+        raise SnapshotError(f"{where}: {kind} {name}: metadata.namespace: expected a string, got {describe(namespace)}")
     obj = dict(obj)
-    if kind not in CLUSTER_SCOPED and not meta.get("namespace"):
+    if kind not in CLUSTER_SCOPED and not namespace:
         obj["metadata"] = {**meta, "namespace": "default"}
-    if kind == "Node":
+    if kind == "Node" and isinstance(obj.get("status") or {}, dict):
         status = obj.get("status") or {}
         if status.get("allocatable") is None and status.get("capacity") is not None:
             obj["status"] = {**status, "allocatable": status["capacity"]}
@@ -215,9 +220,13 @@ def _apply_api_defaults(kind: str, obj: dict[str, Any], where: str) -> dict[str,
 
 def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any]) -> None:
     if kind == "Node":
-        snapshot.nodes.append(Node(obj))
+        node = Node(obj)
+        _validate_node(node)
+        snapshot.nodes.append(node)
     elif kind == "Pod":
-        snapshot.pods.append(Pod(obj))
+        pod = Pod(obj)
+        _validate_pod(pod)
+        snapshot.pods.append(pod)
     elif kind == "Service":
         snapshot.services.append(Service.from_dict(obj))
     elif kind == "ReplicationController":
@@ -234,3 +243,45 @@ def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any]) -> None:
         snapshot.storage_classes.append(StorageClass.from_dict(obj))
     elif kind == "ConfigMap":
         snapshot.config_maps.append(obj)
+
+
+# -- the API server's semantic checks the engine relies on ------------------------------------------
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TOLERATION_OPERATORS = ("", "Exists", "Equal")
+
+
+def _check_non_negative(obj: str, path: str, rl: dict[str, Any]) -> None:
+    for name, q in rl.items():
+        if parse_quantity(q) < 0:
+            raise ObjectError(obj, f"{path}.{name}", f"must be greater than or equal to 0, got {q!r}")
+
+
+def _validate_pod(pod: Pod) -> None:
+    obj = f"Pod {pod.ref}"
+    for field_name, containers in (("containers", pod.containers), ("initContainers", pod.init_containers)):
+        for i, c in enumerate(containers):
+            _check_non_negative(obj, f"spec.{field_name}[{i}].resources.requests", c.requests)
+            _check_non_negative(obj, f"spec.{field_name}[{i}].resources.limits", c.limits)
+    for i, t in enumerate(pod.tolerations):
+        path = f"spec.tolerations[{i}]"
+        if t.operator not in TOLERATION_OPERATORS:
+            raise ObjectError(obj, f"{path}.operator", f"Unsupported value: {t.operator!r}: supported values: \"Equal\", \"Exists\"")
+        if t.operator == "Exists" and t.value:
+            raise ObjectError(obj, f"{path}.operator", "value must be empty when `operator` is 'Exists'")
+        if t.effect and t.effect not in TAINT_EFFECTS:
+            raise ObjectError(obj, f"{path}.effect", _unsupported_effect(t.effect))
+
+
+def _validate_node(node: Node) -> None:
+    obj = f"Node {node.name}"
+    allocatable = (node.raw.get("status") or {}).get("allocatable") or {}
+    _check_non_negative(obj, "status.allocatable", allocatable)
+    for i, t in enumerate(node.taints):
+        if t.effect not in TAINT_EFFECTS:
+            raise ObjectError(obj, f"spec.taints[{i}].effect", _unsupported_effect(t.effect))
+
+
+def _unsupported_effect(effect: str) -> str:
+    if not effect:
+        return "Required value"
+    return f"Unsupported value: {effect!r}: supported values: " + ", ".join(f'"{e}"' for e in TAINT_EFFECTS)

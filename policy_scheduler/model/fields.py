@@ -1,0 +1,120 @@
+"""Typed access to the fields of a decoded Kubernetes object.
+
+Go's JSON decoder refuses a value of the wrong type for a field; these helpers do the same, raising
+:class:`ObjectError` with the object and the field path. ``null`` is the field's zero value, as in Go.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import ObjectError
+
+
+def describe(value: Any) -> str:
+    """A short, one-line JSON-like rendering of a value for an error message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        text = json.dumps(value)
+        return text if len(text) <= 40 else text[:37] + '..."'
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def obj_field(obj: str, path: str, raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ObjectError(obj, path, f"expected an object, got {describe(raw)}")
+    return raw
+
+
+def opt_obj_field(obj: str, path: str, raw: Any) -> dict[str, Any] | None:
+    return None if raw is None else obj_field(obj, path, raw)
+
+
+def list_field(obj: str, path: str, raw: Any) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ObjectError(obj, path, f"expected a list, got {describe(raw)}")
+    return raw
+
+
+def obj_list_field(obj: str, path: str, raw: Any) -> list[dict[str, Any]]:
+    """A list of objects (a ``null`` item is an empty object)."""
+    return [obj_field(obj, f"{path}[{i}]", item) for i, item in enumerate(list_field(obj, path, raw))]
+
+
+def str_field(obj: str, path: str, raw: Any) -> str:
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        raise ObjectError(obj, path, f"expected a string, got {describe(raw)}")
+    return raw
+
+
+def str_list_field(obj: str, path: str, raw: Any) -> list[str]:
+    items = list_field(obj, path, raw)
+    for i, v in enumerate(items):
+        if not isinstance(v, str):
+            raise ObjectError(obj, f"{path}[{i}]", f"expected a string, got {describe(v)}")
+    return items
+
+
+def bool_field(obj: str, path: str, raw: Any) -> bool:
+    if raw is None:
+        return False
+    if not isinstance(raw, bool):
+        raise ObjectError(obj, path, f"expected a boolean, got {describe(raw)}")
+    return raw
+
+
+def int_field(obj: str, path: str, raw: Any) -> int:
+    if raw is None:
+        return 0
+    if not isinstance(raw, int) or isinstance(raw, bool):
+        raise ObjectError(obj, path, f"expected an integer, got {describe(raw)}")
+    return raw
+
+
+def string_map(obj: str, path: str, raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ObjectError(obj, path, f"expected a map of strings, got {describe(raw)}")
+    for k, v in raw.items():
+        if not isinstance(k, str):
+            raise ObjectError(obj, path, f"expected a map of strings, got key {describe(k)}")
+        if not isinstance(v, str):
+            raise ObjectError(obj, f"{path}.{k}", f"expected a string, got {describe(v)}")
+    return raw
+
+
+def check_label_selector(obj: str, path: str, raw: Any) -> dict[str, Any] | None:
+    """A ``metav1.LabelSelector``'s field types (operators and values are checked when compiled)."""
+    sel = opt_obj_field(obj, path, raw)
+    if sel is None:
+        return None
+    string_map(obj, f"{path}.matchLabels", sel.get("matchLabels"))
+    check_requirements(obj, f"{path}.matchExpressions", sel.get("matchExpressions"))
+    return sel
+
+
+def check_requirements(obj: str, path: str, raw: Any) -> list[dict[str, Any]]:
+    """A list of label or node selector requirements: ``key``, ``operator``, ``values``."""
+    exprs = obj_list_field(obj, path, raw)
+    for i, expr in enumerate(exprs):
+        str_field(obj, f"{path}[{i}].key", expr.get("key"))
+        str_field(obj, f"{path}[{i}].operator", expr.get("operator"))
+        str_list_field(obj, f"{path}[{i}].values", expr.get("values"))
+    return exprs
