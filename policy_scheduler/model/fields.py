@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from ..errors import ObjectError
+from .quantity import QuantityError, parse_quantity
 
 
 def describe(value: Any) -> str:
@@ -118,3 +119,19 @@ def check_requirements(obj: str, path: str, raw: Any) -> list[dict[str, Any]]:
         str_field(obj, f"{path}[{i}].operator", expr.get("operator"))
         str_list_field(obj, f"{path}[{i}].values", expr.get("values"))
     return exprs
+
+
+def resource_list_field(obj: str, path: str, rl: Any) -> dict[str, Any]:
+    """A ``ResourceList`` (requests, limits, allocatable): resource names to valid quantities."""
+    if rl is None:
+        return {}
+    if not isinstance(rl, dict):
+        raise ObjectError(obj, path, f"expected a map of resource quantities, got {describe(rl)}")
+    for name, q in rl.items():
+        if not isinstance(name, str):
+            raise ObjectError(obj, path, f"expected a resource name, got {describe(name)}")
+        try:
+            parse_quantity(q)
+        except QuantityError as e:
+            raise ObjectError(obj, f"{path}.{name}", str(e)) from None
+    return rl

@@ -8,15 +8,14 @@ from typing import Any
 from ..errors import ObjectError
 from .fields import (
     bool_field,
-    describe,
     int_field,
     obj_field,
     obj_list_field,
+    resource_list_field,
     str_field,
     str_list_field,
     string_map,
 )
-from .quantity import QuantityError, parse_quantity
 from .resources import Resource
 from .taints import Taint
 
@@ -61,16 +60,7 @@ class Node:
             )
             for i, c in enumerate(obj_list_field(obj, "status.conditions", status.get("conditions")))
         )
-        allocatable = status.get("allocatable")
-        if allocatable is not None and not isinstance(allocatable, dict):
-            raise ObjectError(obj, "status.allocatable", f"expected a map of resource quantities, got {describe(allocatable)}")
-        for name, q in (allocatable or {}).items():
-            if not isinstance(name, str):
-                raise ObjectError(obj, "status.allocatable", f"expected a resource name, got {describe(name)}")
-            try:
-                parse_quantity(q)
-            except QuantityError as e:
-                raise ObjectError(obj, f"status.allocatable.{name}", str(e)) from None
+        allocatable = resource_list_field(obj, "status.allocatable", status.get("allocatable"))
         self.allocatable = Resource.from_list(allocatable)
         images = []
         for i, img in enumerate(obj_list_field(obj, "status.images", status.get("images"))):

@@ -10,15 +10,15 @@ from ..errors import ObjectError
 from .affinity import Affinity, parse_affinity
 from .fields import (
     bool_field,
-    describe,
     int_field,
     obj_field,
     obj_list_field,
+    resource_list_field,
     str_field,
     str_list_field,
     string_map,
 )
-from .quantity import QuantityError, milli_value, parse_quantity, value
+from .quantity import milli_value, parse_quantity, value
 from .resources import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, Resource
 from .taints import Toleration
 
@@ -40,21 +40,6 @@ class OwnerReference:
     controller: bool
 
 
-def _check_resource_list(obj: str, path: str, rl: Any) -> dict[str, Any]:
-    if rl is None:
-        return {}
-    if not isinstance(rl, dict):
-        raise ObjectError(obj, path, f"expected a map of resource quantities, got {describe(rl)}")
-    for name, q in rl.items():
-        if not isinstance(name, str):
-            raise ObjectError(obj, path, f"expected a resource name, got {describe(name)}")
-        try:
-            parse_quantity(q)
-        except QuantityError as e:
-            raise ObjectError(obj, f"{path}.{name}", str(e)) from None
-    return rl
-
-
 def _parse_containers(obj: str, path: str, raw: Any) -> tuple[Container, ...]:
     out = []
     for i, c in enumerate(obj_list_field(obj, path, raw)):
@@ -63,8 +48,8 @@ def _parse_containers(obj: str, path: str, raw: Any) -> tuple[Container, ...]:
             Container(
                 name=str_field(obj, f"{path}[{i}].name", c.get("name")),
                 image=str_field(obj, f"{path}[{i}].image", c.get("image")),
-                requests=_check_resource_list(obj, f"{path}[{i}].resources.requests", res.get("requests")),
-                limits=_check_resource_list(obj, f"{path}[{i}].resources.limits", res.get("limits")),
+                requests=resource_list_field(obj, f"{path}[{i}].resources.requests", res.get("requests")),
+                limits=resource_list_field(obj, f"{path}[{i}].resources.limits", res.get("limits")),
             )
         )
     return tuple(out)
