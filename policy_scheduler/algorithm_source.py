@@ -92,5 +92,5 @@ def from_argument(text: str) -> AlgorithmSource:
     if Path(text).is_file():
         return from_policy_file(text)
     if "/" in text or text.endswith((".json", ".yaml", ".yml")):
-        raise PolicyError(f"missing policy config file {text}")
+        raise PolicyError(f"missing policy config file {text}: no such file")
     return from_provider(text)

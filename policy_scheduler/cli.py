@@ -244,10 +244,23 @@ def _cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--from-cluster", is_flag=True, help="Read the snapshot from a live cluster instead."),
         click.option("--kubeconfig", default=None, help="With --from-cluster: path to a kubeconfig file."),
         click.option("--context", default=None, help="With --from-cluster: kubeconfig context to use."),
+        click.option("--kubernetes-version", default=None, expose_value=False, callback=_remember,
+                     help="Validate objects against this release's OpenAPI schema (default: the API server's "
+                          "with --from-cluster, else the newest bundled)."),
+        click.option("--validate/--no-validate", default=True, expose_value=False, callback=_remember,
+                     show_default=True,
+                     help="Check objects against the OpenAPI schema and the API server's rules, as the server "
+                          "would on creation (--no-validate: only what the engine needs to read them)."),
     ]
     for option in reversed(options):
         fn = option(fn)
     return fn
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Keep a cross-cutting option (validation) in the context for :func:`_snapshot`."""
+    ctx.meta[f"policy_scheduler.{param.name}"] = value
+    return value
 
 
 def _algorithm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -267,15 +280,39 @@ def _algorithm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: str | None, context: str | None):
     from .offline.snapshot import load_snapshot
 
+    meta = click.get_current_context().meta
     if from_cluster:
         from .kube.snapshot import read_cluster_snapshot
 
-        return read_cluster_snapshot(kubeconfig=kubeconfig, context=context)
-    if not cluster_paths:
-        from .offline.examples import default_cluster_path
+        snapshot = read_cluster_snapshot(kubeconfig=kubeconfig, context=context,
+                                         validate=meta.get("policy_scheduler.validate", True),
+                                         kubernetes_version=meta.get("policy_scheduler.kubernetes_version"))
+    else:
+        if not cluster_paths:
+            from .offline.examples import default_cluster_path
 
-        cluster_paths = (str(default_cluster_path()),)
-    return load_snapshot(cluster_paths)
+            cluster_paths = (str(default_cluster_path()),)
+        snapshot = load_snapshot(cluster_paths, _manifest_checks())
+    _warn(snapshot.warnings)
+    return snapshot
+
+
+def _manifest_checks():
+    """The checks ``--validate`` and ``--kubernetes-version`` ask for on manifest files."""
+    from .model.openapi import OpenAPIValidator, resolve_version
+    from .offline.snapshot import NO_CHECKS, Checks
+
+    meta = click.get_current_context().meta
+    if not meta.get("policy_scheduler.validate", True):
+        return NO_CHECKS
+    return Checks(OpenAPIValidator(resolve_version(meta.get("policy_scheduler.kubernetes_version"))))
+
+
+def _warn(warnings: list[str], limit: int = 10) -> None:
+    for w in warnings[:limit]:
+        click.echo(f"warning: {w}", err=True)
+    if len(warnings) > limit:
+        click.echo(f"warning: ... and {len(warnings) - limit} more unknown fields", err=True)
 
 
 def _builder(source, feature_gates: str, hard_weight: int):
@@ -365,7 +402,9 @@ def _pod_argument(ref: str, snapshot):
 
     path = Path(ref)
     if path.is_file():
-        pods = load_snapshot([ref]).pods
+        loaded = load_snapshot([ref], _manifest_checks())
+        _warn(loaded.warnings)
+        pods = loaded.pods
         if len(pods) != 1:
             raise UserError(f"{ref}: expected exactly one Pod, found {len(pods)}")
         return pods[0]

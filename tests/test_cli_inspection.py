@@ -101,7 +101,7 @@ def test_invalid_policies(tmp_path, policy, expected):
 def test_missing_policy_file(tmp_path):
     result = run("policy", "validate", str(tmp_path / "nope.json"), "-o", "json")
     assert result.exit_code == 2
-    assert json.loads(result.output)["errors"] == [f"missing policy config file {tmp_path / 'nope.json'}"]
+    assert json.loads(result.output)["errors"] == [f"missing policy config file {tmp_path / 'nope.json'}: no such file"]
 
 
 @pytest.mark.skipif(shutil.which("policy-scheduler") is None, reason="console script not installed")

@@ -121,14 +121,19 @@ def load_policy(text: str, source: str = "<policy>") -> Policy:
 def load_policy_file(path: str | os.PathLike[str]) -> Policy:
     """Read and decode a policy file; the path is the message source.
 
-    A path that cannot be stat'ed gives upstream's ``missing policy config file <path>``; a read error
-    ``couldn't read policy config: <error>``.
+    A path that cannot be stat'ed gives upstream's ``missing policy config file <path>`` and why (``no
+    such file``); a read error ``couldn't read policy config: <error>``.
     """
     name = os.fspath(path)
+    if not name:
+        raise PolicyError("missing policy config file ")  # upstream's words for an empty flag value
     try:
         os.stat(name)
+    except FileNotFoundError as exc:
+        raise PolicyError(f"missing policy config file {name}: no such file") from exc
     except (OSError, ValueError) as exc:
-        raise PolicyError(f"missing policy config file {name}") from exc
+        why = exc.strerror.lower() if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise PolicyError(f"missing policy config file {name}: {why}") from exc
     try:
         with open(name, "rb") as handle:
             data = handle.read()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
@@ -18,6 +20,8 @@ def api_client(
     the connections kept open to the server (concurrent binds and watches each hold one).
     """
     configuration = client.Configuration()
+    if kubeconfig and not os.path.exists(kubeconfig):
+        raise UserError(f"{kubeconfig}: no such file (--kubeconfig)")
     try:
         if kubeconfig or not _in_cluster():
             config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
@@ -34,8 +38,6 @@ def api_client(
 
 
 def _in_cluster() -> bool:
-    import os
-
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and os.path.exists(
         "/var/run/secrets/kubernetes.io/serviceaccount/token"
     )

@@ -2,45 +2,70 @@
 
 from __future__ import annotations
 
-import json
+import logging
 from typing import Any
 
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
-from urllib3.exceptions import HTTPError
-
 from ..errors import UserError
-from ..offline.snapshot import Snapshot, load_objects
+from ..model.openapi import OpenAPIValidator, resolve_version
+from ..offline.snapshot import NO_CHECKS, Checks, Snapshot, load_objects
 from .client import api_client
+from .rest import ApiError, RestClient
 
-# (kind, apiVersion, api class, list method)
-_LISTS = (
-    ("Node", "v1", client.CoreV1Api, "list_node"),
-    ("Pod", "v1", client.CoreV1Api, "list_pod_for_all_namespaces"),
-    ("Service", "v1", client.CoreV1Api, "list_service_for_all_namespaces"),
-    ("ReplicationController", "v1", client.CoreV1Api, "list_replication_controller_for_all_namespaces"),
-    ("ReplicaSet", "apps/v1", client.AppsV1Api, "list_replica_set_for_all_namespaces"),
-    ("StatefulSet", "apps/v1", client.AppsV1Api, "list_stateful_set_for_all_namespaces"),
-    ("PersistentVolume", "v1", client.CoreV1Api, "list_persistent_volume"),
-    ("PersistentVolumeClaim", "v1", client.CoreV1Api, "list_persistent_volume_claim_for_all_namespaces"),
-    ("StorageClass", "storage.k8s.io/v1", client.StorageV1Api, "list_storage_class"),
+log = logging.getLogger(__name__)
+
+# kind -> the group versions to list it from, preferred first. Kinds whose group the server may not
+# serve (PriorityClass before 1.11 without --runtime-config, PodDisruptionBudget as policy/v1 before
+# 1.21) are tried version by version; a kind no version of which is served is left out.
+_LISTS: tuple[tuple[str, tuple[str, ...], str, bool], ...] = (
+    # (kind, apiVersions, resource, required)
+    ("Node", ("v1",), "nodes", True),
+    ("Pod", ("v1",), "pods", True),
+    ("Service", ("v1",), "services", True),
+    ("ReplicationController", ("v1",), "replicationcontrollers", True),
+    ("ReplicaSet", ("apps/v1",), "replicasets", True),
+    ("StatefulSet", ("apps/v1",), "statefulsets", True),
+    ("PersistentVolume", ("v1",), "persistentvolumes", True),
+    ("PersistentVolumeClaim", ("v1",), "persistentvolumeclaims", True),
+    ("StorageClass", ("storage.k8s.io/v1",), "storageclasses", True),
+    ("PriorityClass", ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
+     "priorityclasses", False),
+    ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1"), "poddisruptionbudgets", False),
 )
 
 
 def read_cluster_snapshot(
-    kubeconfig: str | None = None, context: str | None = None, master: str | None = None
+    kubeconfig: str | None = None, context: str | None = None, master: str | None = None,
+    validate: bool = True, kubernetes_version: str | None = None,
 ) -> Snapshot:
-    api = api_client(kubeconfig, context, master)
+    """List the kinds the scheduler reads; validate them against ``kubernetes_version``'s schema, by
+    default the server's own release (the nearest bundled schema when it has none)."""
+    rest = RestClient(api_client(kubeconfig, context, master), qps=1000, burst=1000)
     objects: list[dict[str, Any]] = []
-    for kind, api_version, api_class, method in _LISTS:
-        try:
+    for kind, api_versions, resource, required in _LISTS:
+        for i, api_version in enumerate(api_versions):
+            prefix = "/api" if api_version == "v1" else "/apis"
+            try:
+                items = rest.get(f"{prefix}/{api_version}/{resource}").get("items") or ()
+            except ApiError as e:
+                if e.not_found and (not required or i + 1 < len(api_versions)):
+                    continue
+                raise UserError(f"listing {kind}s from {rest.host}: {e}") from None
             # The raw JSON, as the API server sent it: the engine parses it once itself.
-            response = getattr(api_class(api), method)(_preload_content=False)
-            items = json.loads(response.data).get("items") or ()
-        except ApiException as e:
-            raise UserError(f"listing {kind}s from {api.configuration.host}: {e.status} {e.reason}") from None
-        except (HTTPError, ValueError) as e:
-            raise UserError(f"listing {kind}s from {api.configuration.host}: {e}") from None
-        for item in items:
-            objects.append({**item, "kind": kind, "apiVersion": api_version})
-    return load_objects(objects, api.configuration.host)
+            objects.extend({**item, "kind": kind, "apiVersion": api_version} for item in items)
+            break
+    checks = NO_CHECKS
+    if validate:
+        version = resolve_version(kubernetes_version) if kubernetes_version else _server_version(rest)
+        checks = Checks(OpenAPIValidator(version))
+    return load_objects(objects, rest.host, checks)
+
+
+def _server_version(rest: RestClient) -> tuple[int, int]:
+    """The server's release from ``/version``, or the nearest bundled schema's; the newest if unreadable."""
+    try:
+        info = rest.get("/version")
+        release = f"{info['major']}.{''.join(ch for ch in str(info['minor']) if ch.isdigit())}"
+    except (ApiError, KeyError, TypeError) as e:
+        log.info("cannot read the version of %s (%s): validating against the newest schema", rest.host, e)
+        return resolve_version(None)
+    return resolve_version(release, clamp=True)

@@ -20,10 +20,13 @@ import yaml
 
 from ..cache.cluster import ClusterState
 from ..errors import ObjectError, SnapshotError
+from ..model.disruption import PodDisruptionBudget
 from ..model.fields import describe
 from ..model.node import Node
+from ..model.openapi import OpenAPIValidator
 from ..model.pod import Pod
-from ..model.quantity import parse_quantity
+from ..model.priority import PriorityClass
+from ..model.validation import check_label_selector, check_labels, check_node, check_pod
 from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
 
@@ -39,10 +42,21 @@ KINDS: dict[str, tuple[str, ...]] = {
     "PersistentVolumeClaim": ("v1",),
     "StorageClass": ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"),
     "ConfigMap": ("v1",),
+    "PriorityClass": ("scheduling.k8s.io/v1alpha1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1"),
+    "PodDisruptionBudget": ("policy/v1beta1", "policy/v1"),
 }
-CLUSTER_SCOPED = {"Node", "PersistentVolume", "StorageClass"}
+CLUSTER_SCOPED = {"Node", "PersistentVolume", "StorageClass", "PriorityClass"}
 MANIFEST_SUFFIXES = {".yaml", ".yml", ".json"}
 TERMINATED_PHASES = {"Succeeded", "Failed"}
+
+
+class ManifestLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """YAML as the API server reads it: timestamps stay strings (JSON has no timestamp type)."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
 
 @dataclass
@@ -59,6 +73,10 @@ class Snapshot:
     config_maps: list[dict] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     sources: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # unknown fields, as kubectl warns of them
+    priority_classes: list[PriorityClass] = field(default_factory=list)  # read with the PodPriority gate
+    pod_disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)  # read by preemption
+    origins: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (kind, ns, name) -> file: document
 
     def bound_pods(self) -> list[Pod]:
         """Pods the scheduler cache holds: assigned to a node and not terminated."""
@@ -105,23 +123,35 @@ class Snapshot:
         return cluster
 
 
-def load_snapshot(paths: Iterable[str | Path]) -> Snapshot:
+@dataclass(frozen=True)
+class Checks:
+    """What loading checks beyond the field types the engine reads: the OpenAPI schema (when given a
+    validator) and the API server's semantic rules (:mod:`..model.validation`)."""
+
+    openapi: OpenAPIValidator | None = None
+    api_rules: bool = True
+
+
+NO_CHECKS = Checks(None, api_rules=False)  # --no-validate: objects as upstream's unit tests build them
+
+
+def load_snapshot(paths: Iterable[str | Path], checks: Checks = Checks()) -> Snapshot:
     """Load every manifest under ``paths`` (files or directories, recursively, sorted)."""
     snapshot = Snapshot()
-    seen: dict[tuple[str, str, str], str] = {}
+    seen = snapshot.origins
     for path in _manifest_files(paths):
         snapshot.sources.append(str(path))
         for index, obj in _documents(path):
-            add_object(snapshot, obj, f"{path}: document {index}", seen)
+            add_object(snapshot, obj, f"{path}: document {index}", seen, checks)
     return snapshot
 
 
-def load_objects(objects: Iterable[dict[str, Any]], source: str) -> Snapshot:
+def load_objects(objects: Iterable[dict[str, Any]], source: str, checks: Checks = Checks()) -> Snapshot:
     """Build a snapshot from already-decoded objects (e.g. read from an API server)."""
     snapshot = Snapshot(sources=[source])
-    seen: dict[tuple[str, str, str], str] = {}
+    seen = snapshot.origins
     for i, obj in enumerate(objects):
-        add_object(snapshot, obj, f"{source}: object {i}", seen)
+        add_object(snapshot, obj, f"{source}: object {i}", seen, checks)
     return snapshot
 
 
@@ -151,7 +181,7 @@ def _documents(path: Path) -> Iterator[tuple[int, Any]]:
             raise SnapshotError(f"{path}: invalid JSON: {e}") from None
     else:
         try:
-            docs = list(yaml.safe_load_all(text))
+            docs = list(yaml.load_all(text, Loader=ManifestLoader))
         except yaml.YAMLError as e:
             raise SnapshotError(f"{path}: invalid YAML: {' '.join(str(e).split())}") from None
     for index, doc in enumerate(docs):
@@ -159,12 +189,15 @@ def _documents(path: Path) -> Iterator[tuple[int, Any]]:
             yield index, doc
 
 
-def add_object(snapshot: Snapshot, obj: Any, where: str, seen: dict[tuple[str, str, str], str]) -> None:
+def add_object(
+    snapshot: Snapshot, obj: Any, where: str, seen: dict[tuple[str, str, str], str],
+    checks: Checks = Checks(),
+) -> None:
     if not isinstance(obj, dict):
         raise SnapshotError(f"{where}: expected a Kubernetes object, got {type(obj).__name__}")
     kind = obj.get("kind")
     if not isinstance(kind, str) or not kind:
-        raise SnapshotError(f"{where}: kind: missing")
+        raise SnapshotError(f"{where}: kind: {_missing_or_wrong(kind)}")
     if kind == "List" or kind.endswith("List") and isinstance(obj.get("items"), list):
         items = obj.get("items")
         if not isinstance(items, list):
@@ -173,7 +206,7 @@ def add_object(snapshot: Snapshot, obj: Any, where: str, seen: dict[tuple[str, s
         for i, item in enumerate(items):
             if item_kind and isinstance(item, dict) and "kind" not in item:
                 item = {**item, "kind": item_kind, "apiVersion": obj.get("apiVersion")}
-            add_object(snapshot, item, f"{where} item {i}", seen)
+            add_object(snapshot, item, f"{where} item {i}", seen, checks)
         return
     if kind not in KINDS:
         snapshot.skipped[kind] += 1
@@ -181,10 +214,21 @@ def add_object(snapshot: Snapshot, obj: Any, where: str, seen: dict[tuple[str, s
     api_version = obj.get("apiVersion")
     if api_version not in KINDS[kind]:
         name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
-        what = f"{kind} {name}" if name else kind
-        raise SnapshotError(
-            f"{where}: {what}: apiVersion: {api_version!r} is not one of {', '.join(KINDS[kind])}"
-        )
+        what = f"{kind} {name}" if isinstance(name, str) and name else kind
+        accepted = ", ".join(KINDS[kind])
+        if api_version is None or api_version == "":
+            problem = f"missing (one of {accepted})"
+        elif isinstance(api_version, str):
+            problem = f"{api_version!r} is not one of {accepted}"
+        else:
+            problem = f"expected one of {accepted}, got {describe(api_version)}"
+        raise SnapshotError(f"{where}: {what}: apiVersion: {problem}")
+    if checks.openapi is not None:
+        try:
+            unknown = checks.openapi.check(obj, _describe_object(kind, obj))
+        except ObjectError as e:
+            raise SnapshotError(f"{where}: {e}") from None
+        snapshot.warnings.extend(f"{where}: {_describe_object(kind, obj)}: unknown field \"{f}\"" for f in unknown)
     obj = _apply_api_defaults(kind, obj, where)
     meta = obj["metadata"]
     key = (kind, meta.get("namespace", ""), meta["name"])
@@ -193,7 +237,7 @@ def add_object(snapshot: Snapshot, obj: Any, where: str, seen: dict[tuple[str, s
         raise SnapshotError(f"{where}: {kind} {ref}: already defined at {seen[key]}")
     seen[key] = where
     try:
-        _parse_into(snapshot, kind, obj)
+        _parse_into(snapshot, kind, obj, checks.api_rules)
     except ObjectError as e:
         raise SnapshotError(f"{where}: {e}") from None
 
@@ -201,10 +245,11 @@ def add_object(snapshot: Snapshot, obj: Any, where: str, seen: dict[tuple[str, s
 def _apply_api_defaults(kind: str, obj: dict[str, Any], where: str) -> dict[str, Any]:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
-        raise SnapshotError(f"{where}: {kind}: metadata: missing")
+        problem = _missing_or_wrong(meta) if meta is None or meta == "" else f"expected an object, got {describe(meta)}"
+        raise SnapshotError(f"{where}: {kind}: metadata: {problem}")
     name = meta.get("name")
     if not isinstance(name, str) or not name:
-        raise SnapshotError(f"{where}: {kind}: metadata.name: missing")
+        raise SnapshotError(f"{where}: {kind}: metadata.name: {_missing_or_wrong(name)}")
     namespace = meta.get("namespace")
     if namespace is not None and not isinstance(namespace, str):
         raise SnapshotError(f"{where}: {kind} {name}: metadata.namespace: expected a string, got {describe(namespace)}")
@@ -215,26 +260,66 @@ def _apply_api_defaults(kind: str, obj: dict[str, Any], where: str) -> dict[str,
         status = obj.get("status") or {}
         if status.get("allocatable") is None and status.get("capacity") is not None:
             obj["status"] = {**status, "allocatable": status["capacity"]}
+    if kind == "Pod" and isinstance(obj.get("spec"), dict):
+        obj["spec"] = _default_requests_from_limits(obj["spec"])
     return obj
 
 
-def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any]) -> None:
+def _default_requests_from_limits(spec: dict[str, Any]) -> dict[str, Any]:
+    """``SetDefaults_Pod``: a container's limit with no request of that resource is also its request."""
+    out = spec
+    for field_name in ("containers", "initContainers"):
+        containers = spec.get(field_name)
+        if not isinstance(containers, list):
+            continue
+        defaulted = []
+        for c in containers:
+            resources = c.get("resources") if isinstance(c, dict) else None
+            limits = resources.get("limits") if isinstance(resources, dict) else None
+            requests = resources.get("requests") if isinstance(resources, dict) else None
+            if isinstance(limits, dict) and limits and (requests is None or isinstance(requests, dict)):
+                missing = {k: v for k, v in limits.items() if k not in (requests or {})}
+                if missing:
+                    c = {**c, "resources": {**resources, "requests": {**(requests or {}), **missing}}}
+            defaulted.append(c)
+        if defaulted != containers:
+            out = {**out, field_name: defaulted}
+    return out
+
+
+def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any], api_rules: bool) -> None:
+    """Parse one object into the engine's types, then (``api_rules``) apply the API server's checks."""
     if kind == "Node":
         node = Node(obj)
-        _validate_node(node)
+        if api_rules:
+            check_node(node)
         snapshot.nodes.append(node)
-    elif kind == "Pod":
+        return
+    if kind == "Pod":
         pod = Pod(obj)
-        _validate_pod(pod)
+        if api_rules:
+            check_pod(pod)
         snapshot.pods.append(pod)
-    elif kind == "Service":
-        snapshot.services.append(Service.from_dict(obj))
+        return
+    what = _describe_object(kind, obj)
+    labels = obj["metadata"].get("labels")
+    if api_rules and isinstance(labels, dict):
+        check_labels(what, "metadata.labels", labels)
+    if kind == "Service":
+        service = Service.from_dict(obj)
+        if api_rules:
+            check_labels(what, "spec.selector", service.selector or {})
+        snapshot.services.append(service)
     elif kind == "ReplicationController":
-        snapshot.replication_controllers.append(ReplicationController.from_dict(obj))
-    elif kind == "ReplicaSet":
-        snapshot.replica_sets.append(LabelSelectedController.from_dict("ReplicaSet", obj))
-    elif kind == "StatefulSet":
-        snapshot.stateful_sets.append(LabelSelectedController.from_dict("StatefulSet", obj))
+        rc = ReplicationController.from_dict(obj)
+        if api_rules:
+            check_labels(what, "spec.selector", rc.selector or {})
+        snapshot.replication_controllers.append(rc)
+    elif kind in ("ReplicaSet", "StatefulSet"):
+        controller = LabelSelectedController.from_dict(kind, obj)
+        if api_rules:
+            check_label_selector(what, "spec.selector", obj["spec"].get("selector"))
+        (snapshot.replica_sets if kind == "ReplicaSet" else snapshot.stateful_sets).append(controller)
     elif kind == "PersistentVolume":
         snapshot.persistent_volumes.append(PersistentVolume.from_dict(obj))
     elif kind == "PersistentVolumeClaim":
@@ -243,45 +328,25 @@ def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any]) -> None:
         snapshot.storage_classes.append(StorageClass.from_dict(obj))
     elif kind == "ConfigMap":
         snapshot.config_maps.append(obj)
+    elif kind == "PriorityClass":
+        snapshot.priority_classes.append(PriorityClass.from_dict(obj))
+    elif kind == "PodDisruptionBudget":
+        snapshot.pod_disruption_budgets.append(PodDisruptionBudget.from_dict(obj))
 
 
-# -- the API server's semantic checks the engine relies on ------------------------------------------
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-TOLERATION_OPERATORS = ("", "Exists", "Equal")
+def _missing_or_wrong(value: Any) -> str:
+    """For an identifying string field (kind, apiVersion, metadata.name) that is not a non-empty string."""
+    if value is None or value == "":
+        return "missing"
+    return f"expected a string, got {describe(value)}"
 
 
-def _check_non_negative(obj: str, path: str, rl: dict[str, Any]) -> None:
-    for name, q in rl.items():
-        if parse_quantity(q) < 0:
-            raise ObjectError(obj, f"{path}.{name}", f"must be greater than or equal to 0, got {q!r}")
-
-
-def _validate_pod(pod: Pod) -> None:
-    obj = f"Pod {pod.ref}"
-    for field_name, containers in (("containers", pod.containers), ("initContainers", pod.init_containers)):
-        for i, c in enumerate(containers):
-            _check_non_negative(obj, f"spec.{field_name}[{i}].resources.requests", c.requests)
-            _check_non_negative(obj, f"spec.{field_name}[{i}].resources.limits", c.limits)
-    for i, t in enumerate(pod.tolerations):
-        path = f"spec.tolerations[{i}]"
-        if t.operator not in TOLERATION_OPERATORS:
-            raise ObjectError(obj, f"{path}.operator", f"Unsupported value: {t.operator!r}: supported values: \"Equal\", \"Exists\"")
-        if t.operator == "Exists" and t.value:
-            raise ObjectError(obj, f"{path}.operator", "value must be empty when `operator` is 'Exists'")
-        if t.effect and t.effect not in TAINT_EFFECTS:
-            raise ObjectError(obj, f"{path}.effect", _unsupported_effect(t.effect))
-
-
-def _validate_node(node: Node) -> None:
-    obj = f"Node {node.name}"
-    allocatable = (node.raw.get("status") or {}).get("allocatable") or {}
-    _check_non_negative(obj, "status.allocatable", allocatable)
-    for i, t in enumerate(node.taints):
-        if t.effect not in TAINT_EFFECTS:
-            raise ObjectError(obj, f"spec.taints[{i}].effect", _unsupported_effect(t.effect))
-
-
-def _unsupported_effect(effect: str) -> str:
-    if not effect:
-        return "Required value"
-    return f"Unsupported value: {effect!r}: supported values: " + ", ".join(f'"{e}"' for e in TAINT_EFFECTS)
+def _describe_object(kind: str, obj: dict[str, Any]) -> str:
+    """``Kind namespace/name`` for messages, as far as the object's metadata allows."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        return kind
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    if kind not in CLUSTER_SCOPED:
+        namespace = namespace or "default"
+    return f"{kind} {namespace}/{meta['name']}" if namespace else f"{kind} {meta['name']}"

@@ -488,7 +488,7 @@ def test_load_policy_file_uses_path_as_source(tmp_path: Path) -> None:
 
 def test_missing_policy_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.json"
-    with pytest.raises(PolicyError, match=r"^missing policy config file .*nope\.json$"):
+    with pytest.raises(PolicyError, match=r"^missing policy config file .*nope\.json: no such file$"):
         load_policy_file(missing)
     with pytest.raises(PolicyError) as info:
         load_policy_file("")

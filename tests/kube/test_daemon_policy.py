@@ -84,7 +84,7 @@ def test_policy_file_and_provider_flag(apiserver, cluster, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--policy-config-file", "/nonexistent/policy.json"], "error: missing policy config file /nonexistent/policy.json"),
+    (["--policy-config-file", "/nonexistent/policy.json"], "error: missing policy config file /nonexistent/policy.json: no such file"),
     (["--algorithm-provider", "NoSuchProvider"], "error: couldn't create scheduler using provider \"NoSuchProvider\""),
     (["--leader-elect-resource-lock", "sideways"], "error: couldn't create resource lock: Invalid lock-type sideways"),
 ])

@@ -51,11 +51,14 @@ def api_server(tmp_path):
             path = self.path.split("?")[0]
             requests.append(path)
             kind = ROUTES.get(path)
-            if kind is None:
+            if path == "/version":
+                body = json.dumps({"major": "1", "minor": "26+", "gitVersion": "v1.26.1"}).encode()
+            elif kind is None:
                 self.send_response(404)
                 self.end_headers()
                 return
-            body = json.dumps({"kind": f"{kind}List", "apiVersion": "v1", "metadata": {}, "items": objects[kind]}).encode()
+            else:
+                body = json.dumps({"kind": f"{kind}List", "apiVersion": "v1", "metadata": {}, "items": objects[kind]}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -85,7 +88,11 @@ def test_simulate_from_cluster_matches_the_manifests(api_server):
     assert live.exit_code == 0, live.output
     offline = CliRunner().invoke(main, ["simulate", "-o", "json"])
     assert json.loads(live.output)["placements"] == json.loads(offline.output)["placements"]
-    assert set(requests) == set(ROUTES)
+    # /version chooses the OpenAPI schema the objects are validated against; PriorityClasses and
+    # PodDisruptionBudgets are tried in each version the server might serve (this one serves none).
+    assert set(requests) == {*ROUTES, "/version", *(f"/apis/{gv}/priorityclasses" for gv in (
+        "scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1")),
+        "/apis/policy/v1/poddisruptionbudgets", "/apis/policy/v1beta1/poddisruptionbudgets"}
 
 
 def test_unreachable_api_server_is_a_one_line_error(tmp_path):

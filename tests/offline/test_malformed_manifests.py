@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 
 from policy_scheduler.cli import _builder, _source, main
 from policy_scheduler.errors import UserError
+from policy_scheduler.model.openapi import OpenAPIValidator, resolve_version
 from policy_scheduler.offline.examples import default_cluster_path
 from policy_scheduler.offline.simulate import simulate as run_simulation
-from policy_scheduler.offline.snapshot import CLUSTER_SCOPED, Snapshot, add_object, load_snapshot
+from policy_scheduler.offline.snapshot import CLUSTER_SCOPED, Checks, Snapshot, add_object, load_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = ROOT / "policies" / "default-provider.json"
@@ -108,6 +109,11 @@ def expected_names(doc: dict[str, Any], path: Path_) -> list[str]:
 
 
 @cache
+def schema_validator() -> OpenAPIValidator:
+    return OpenAPIValidator(resolve_version(None))
+
+
+@cache
 def default_build():
     return _builder(_source(None, None), "", 1)
 
@@ -139,8 +145,13 @@ def check_cli(args: list[str], file_name: str, names: list[str]) -> None:
     new=WRONG_VALUES,
     delete=st.integers(0, 5).map(lambda n: n == 0),
     via_cli=st.integers(0, CLI_EVERY - 1).map(lambda n: n == 0),
+    with_schema=st.booleans(),
 )
-def test_mutated_cluster_never_crashes(target: tuple[int, int, Path_], new: Any, delete: bool, via_cli: bool) -> None:
+def test_mutated_cluster_never_crashes(
+    target: tuple[int, int, Path_], new: Any, delete: bool, via_cli: bool, with_schema: bool
+) -> None:
+    """In-process mutants are loaded with the OpenAPI schema or without it (so that the typed readers
+    and the API server's rules meet wrong types too); the CLI always validates."""
     f, d, path = target
     files = cluster_documents()
     file_name, docs = files[f]
@@ -162,7 +173,8 @@ def test_mutated_cluster_never_crashes(target: tuple[int, int, Path_], new: Any,
             for name, documents in files:
                 source = str(directory / name)
                 for i, x in documents:
-                    add_object(snapshot, mutant if (name, i) == (file_name, index) else x, f"{source}: document {i}", seen)
+                    add_object(snapshot, mutant if (name, i) == (file_name, index) else x, f"{source}: document {i}", seen,
+                               Checks(schema_validator()) if with_schema else Checks())
             run_simulation(snapshot, default_build())
         except UserError as e:
             assert_one_line_error(f"error: {e}", file_name, [*names, f"document {index}"])

@@ -87,11 +87,19 @@ def test_mixed_files_lists_and_defaults(tmp_path):
         ("kind: Pod\napiVersion: v1\nmetadata: {namespace: x}\n", "pods.yaml: document 0: Pod: metadata.name: missing"),
         ("---\nkind: Node\napiVersion: v1\nmetadata: {name: n}\n---\nkind: ReplicaSet\napiVersion: apps/v2\nmetadata: {name: r}\n",
          "pods.yaml: document 1: ReplicaSet r: apiVersion: 'apps/v2' is not one of extensions/v1beta1, apps/v1beta2, apps/v1"),
-        ("kind: Pod\napiVersion: v1\nmetadata: {name: p}\n---\nkind: Pod\napiVersion: v1\nmetadata: {name: p}\n",
+        ("kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n---\n"
+         "kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n",
          "pods.yaml: document 1: Pod default/p: already defined at"),
         ("key: [unclosed\n", "pods.yaml: invalid YAML"),
         ("- a\n- b\n", "pods.yaml: document 0: expected a Kubernetes object, got list"),
         ("apiVersion: v1\nmetadata: {name: p}\n", "pods.yaml: document 0: kind: missing"),
+        ("kind: 5\napiVersion: v1\n", "pods.yaml: document 0: kind: expected a string, got 5"),
+        ("kind: Pod\nmetadata: {name: p}\n", "pods.yaml: document 0: Pod p: apiVersion: missing (one of v1)"),
+        ("kind: Pod\napiVersion: [v1]\n", "pods.yaml: document 0: Pod: apiVersion: expected one of v1, got a list"),
+        ("kind: Pod\napiVersion: v1\nmetadata: 5\n", "pods.yaml: document 0: Pod: metadata: expected an object, got 5"),
+        ("kind: Pod\napiVersion: v1\n", "pods.yaml: document 0: Pod: metadata: missing"),
+        ("kind: Node\napiVersion: v1\nmetadata: {name: true}\n",
+         "pods.yaml: document 0: Node: metadata.name: expected a string, got true"),
     ],
 )
 def test_malformed_objects_name_file_document_object_and_field(tmp_path, text, message):
@@ -121,9 +129,9 @@ def test_unquoted_timestamps_as_kubectl_prints_them(tmp_path):
         apiVersion: v1
         kind: List
         items:
-        - {apiVersion: v1, kind: Pod, metadata: {name: later, creationTimestamp: 2018-01-02T00:00:00Z}, spec: {containers: [{}]}}
-        - {apiVersion: v1, kind: Pod, metadata: {name: earlier, creationTimestamp: "2018-01-01T00:00:00Z"}, spec: {containers: [{}]}}
-        - {apiVersion: v1, kind: Pod, metadata: {name: unset}, spec: {containers: [{}]}}
+        - {apiVersion: v1, kind: Pod, metadata: {name: later, creationTimestamp: 2018-01-02T00:00:00Z}, spec: {containers: [{name: c}]}}
+        - {apiVersion: v1, kind: Pod, metadata: {name: earlier, creationTimestamp: "2018-01-01T00:00:00Z"}, spec: {containers: [{name: c}]}}
+        - {apiVersion: v1, kind: Pod, metadata: {name: unset}, spec: {containers: [{name: c}]}}
         """)
     snap = load_snapshot([path])
     assert [p.name for p in snap.pending_pods()] == ["unset", "earlier", "later"]

@@ -1,0 +1,223 @@
+"""The API server's semantic checks on the fields the scheduler reads.
+
+The structural checks (types, enums, unknown fields) come from the OpenAPI schema (:mod:`.openapi`).
+These are the rules of ``pkg/apis/core/validation`` and ``apimachinery``'s label validation that a
+schema cannot say: label keys and values, selector operators and their values, resource names and
+quantities, taint effects, toleration operators. Objects that break them would never reach a real
+scheduler, so a snapshot holding one is refused with the API server's wording, naming the field.
+
+They run on already-parsed objects (the model's typed readers have checked the field types), which is
+why they can read ``raw`` fields without further type checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ObjectError
+from .fields import resource_list_field
+from .labels import label_key_error, label_value_error
+from .node import Node
+from .pod import Container, Pod
+from .quantity import parse_quantity
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TOLERATION_OPERATORS = ("Exists", "Equal")
+LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def supported(values: tuple[str, ...]) -> str:
+    return "supported values: " + ", ".join(f'"{v}"' for v in values)
+
+
+def check_labels(obj: str, path: str, labels: Mapping[str, str]) -> None:
+    """``ValidateLabels``: every key a qualified name, every value a label value."""
+    for key, val in labels.items():
+        err = label_key_error(key)
+        if err:
+            raise ObjectError(obj, path, f"Invalid value: {key!r}: {_detail(err)}")
+        err = label_value_error(val)
+        if err:
+            raise ObjectError(obj, f"{path}.{key}", f"Invalid value: {val!r}: {_detail(err)}")
+
+
+def check_label_selector(obj: str, path: str, selector: Mapping[str, Any] | None) -> None:
+    """``ValidateLabelSelector``: matchLabels as labels; expressions with a known operator and values."""
+    if not selector:
+        return
+    check_labels(obj, f"{path}.matchLabels", selector.get("matchLabels") or {})
+    _check_requirements(obj, f"{path}.matchExpressions", selector.get("matchExpressions") or [],
+                        LABEL_SELECTOR_OPERATORS)
+
+
+def check_pod(pod: Pod) -> None:
+    obj = f"Pod {pod.ref}"
+    spec = pod.raw.get("spec") or {}
+    check_labels(obj, "metadata.labels", pod.labels)
+    if not pod.containers:
+        raise ObjectError(obj, "spec.containers", "Required value")
+    for field_name, containers in (("containers", pod.containers), ("initContainers", pod.init_containers)):
+        for i, c in enumerate(containers):
+            _check_container(obj, f"spec.{field_name}[{i}]", c)
+    check_labels(obj, "spec.nodeSelector", pod.node_selector)
+    for i, t in enumerate(spec.get("tolerations") or []):
+        _check_toleration(obj, f"spec.tolerations[{i}]", t or {})
+    _check_affinity(obj, spec.get("affinity") or {})
+
+
+def check_node(node: Node) -> None:
+    obj = f"Node {node.name}"
+    check_labels(obj, "metadata.labels", node.labels)
+    status = node.raw.get("status") or {}
+    for field_name in ("capacity", "allocatable"):
+        path = f"status.{field_name}"
+        for name, q in resource_list_field(obj, path, status.get(field_name)).items():
+            _check_resource_name(obj, f"{path}.{name}", name)
+            _check_non_negative(obj, f"{path}.{name}", q)
+    for i, t in enumerate(node.taints):
+        path = f"spec.taints[{i}]"
+        err = label_key_error(t.key)
+        if err:
+            raise ObjectError(obj, f"{path}.key", f"Invalid value: {t.key!r}: {_detail(err)}")
+        if t.value:
+            err = label_value_error(t.value)
+            if err:
+                raise ObjectError(obj, f"{path}.value", f"Invalid value: {t.value!r}: {_detail(err)}")
+        if t.effect not in TAINT_EFFECTS:
+            raise ObjectError(obj, f"{path}.effect", _unsupported(t.effect, TAINT_EFFECTS))
+
+
+def _check_container(obj: str, path: str, c: Container) -> None:
+    if not c.name:
+        raise ObjectError(obj, f"{path}.name", "Required value")
+    for field_name, rl in (("limits", c.limits), ("requests", c.requests)):  # upstream's order
+        for name, q in rl.items():
+            rpath = f"{path}.resources.{field_name}.{name}"
+            _check_container_resource_name(obj, rpath, name)
+            _check_non_negative(obj, rpath, q)
+    for name, q in c.requests.items():
+        if name in c.limits and parse_quantity(q) > parse_quantity(c.limits[name]):
+            raise ObjectError(obj, f"{path}.resources.requests.{name}",
+                              f"Invalid value: {str(q)!r}: must be less than or equal to {name} limit")
+
+
+def _check_non_negative(obj: str, path: str, q: Any) -> None:
+    if parse_quantity(q) < 0:
+        raise ObjectError(obj, path, f"Invalid value: {str(q)!r}: must be greater than or equal to 0")
+
+
+def _check_resource_name(obj: str, path: str, name: str) -> None:
+    """``validateResourceName``: a qualified name."""
+    err = label_key_error(name)
+    if err:
+        raise ObjectError(obj, path, f"Invalid value: {name!r}: {_detail(err)}")
+
+
+def _check_container_resource_name(obj: str, path: str, name: str) -> None:
+    """``validateContainerResourceName``: standard, native (``*kubernetes.io/``) or extended."""
+    _check_resource_name(obj, path, name)
+    if "/" not in name:
+        if name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+            raise ObjectError(obj, path, f"Invalid value: {name!r}: must be a standard resource for containers")
+    elif "kubernetes.io/" not in name and name.startswith("requests."):
+        raise ObjectError(obj, path, f"Invalid value: {name!r}: doesn't follow extended resource name standard")
+
+
+def _check_toleration(obj: str, path: str, t: Mapping[str, Any]) -> None:
+    """``validateTolerations``."""
+    key, operator, value, effect = (t.get(k) or "" for k in ("key", "operator", "value", "effect"))
+    if key:
+        err = label_key_error(key)
+        if err:
+            raise ObjectError(obj, f"{path}.key", f"Invalid value: {key!r}: {_detail(err)}")
+    elif operator != "Exists":
+        raise ObjectError(obj, f"{path}.operator",
+                          f"Invalid value: {operator!r}: operator must be Exists when `key` is empty, which means \"match all values and all keys\"")
+    if t.get("tolerationSeconds") is not None and effect != "NoExecute":
+        raise ObjectError(obj, f"{path}.effect",
+                          f"Invalid value: {effect!r}: effect must be 'NoExecute' when `tolerationSeconds` is set")
+    if operator in ("", "Equal"):
+        err = label_value_error(value)
+        if err:
+            raise ObjectError(obj, f"{path}.value", f"Invalid value: {value!r}: {_detail(err)}")
+    elif operator == "Exists":
+        if value:
+            raise ObjectError(obj, f"{path}.operator", "Invalid value: \"Exists\": value must be empty when `operator` is 'Exists'")
+    else:
+        raise ObjectError(obj, f"{path}.operator", _unsupported(operator, TOLERATION_OPERATORS))
+    if effect and effect not in TAINT_EFFECTS:
+        raise ObjectError(obj, f"{path}.effect", _unsupported(effect, TAINT_EFFECTS))
+
+
+def _check_affinity(obj: str, affinity: Mapping[str, Any]) -> None:
+    base = "spec.affinity.nodeAffinity"
+    node = affinity.get("nodeAffinity") or {}
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required is not None:
+        path = f"{base}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+        terms = required.get("nodeSelectorTerms") or []
+        if not terms:
+            raise ObjectError(obj, path, "Required value: must have at least one node selector term")
+        for i, term in enumerate(terms):
+            _check_requirements(obj, f"{path}[{i}].matchExpressions", (term or {}).get("matchExpressions") or [],
+                                NODE_SELECTOR_OPERATORS)
+    for i, pref in enumerate(node.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+        path = f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        _check_weight(obj, f"{path}.weight", pref.get("weight"))
+        _check_requirements(obj, f"{path}.preference.matchExpressions",
+                            (pref.get("preference") or {}).get("matchExpressions") or [], NODE_SELECTOR_OPERATORS)
+    for kind in ("podAffinity", "podAntiAffinity"):
+        pod_affinity = affinity.get(kind) or {}
+        base = f"spec.affinity.{kind}"
+        for i, term in enumerate(pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
+            check_label_selector(obj, f"{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}].labelSelector",
+                                 (term or {}).get("labelSelector"))
+        for i, weighted in enumerate(pod_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+            path = f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            _check_weight(obj, f"{path}.weight", weighted.get("weight"))
+            check_label_selector(obj, f"{path}.podAffinityTerm.labelSelector",
+                                 (weighted.get("podAffinityTerm") or {}).get("labelSelector"))
+
+
+def _check_weight(obj: str, path: str, weight: Any) -> None:
+    if not isinstance(weight, int) or not 1 <= weight <= 100:
+        raise ObjectError(obj, path, f"Invalid value: {weight!r}: must be in the range 1-100")
+
+
+def _check_requirements(obj: str, path: str, expressions: list[Any], operators: tuple[str, ...]) -> None:
+    """``ValidateLabelSelectorRequirement`` / ``ValidateNodeSelectorRequirement``."""
+    for i, expr in enumerate(expressions):
+        expr = expr or {}
+        here = f"{path}[{i}]"
+        key, op, values = expr.get("key") or "", expr.get("operator") or "", expr.get("values") or []
+        err = label_key_error(key)
+        if err:
+            raise ObjectError(obj, f"{here}.key", f"Invalid value: {key!r}: {_detail(err)}")
+        if op in ("In", "NotIn"):
+            if not values:
+                raise ObjectError(obj, f"{here}.values", "Required value: must be specified when `operator` is 'In' or 'NotIn'")
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                raise ObjectError(obj, f"{here}.values", "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+        elif op in ("Gt", "Lt") and op in operators:
+            if len(values) != 1:
+                raise ObjectError(obj, f"{here}.values", "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'")
+        else:
+            raise ObjectError(obj, f"{here}.operator", _unsupported(op, operators))
+
+
+def _unsupported(value: str, values: tuple[str, ...]) -> str:
+    if not value:
+        return "Required value"
+    return f"Unsupported value: {value!r}: {supported(values)}"
+
+
+def _detail(err: str) -> str:
+    """label_key_error's text without its ``invalid label key 'x':`` lead (the caller names the value)."""
+    head, sep, rest = err.partition(": ")
+    if not sep or not head.startswith("invalid label"):
+        return err
+    return rest.partition(": ")[2] if head == "invalid label value" else rest
