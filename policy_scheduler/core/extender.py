@@ -29,6 +29,14 @@ class ExtenderError(SchedulingError):
     """An extender call failed (transport, status, decoding, or the extender's own ``error``)."""
 
 
+class ExtenderFailure(str):
+    """A ``failedNodes`` message in a FitError's reasons (upstream ``predicates.NewFailureReason``).
+
+    It reads like any reason, but it is never one of the predicates' own failure reasons, even when
+    the text is the same: preemption's ``nodesWherePreemptionMightHelp`` compares reason identities.
+    """
+
+
 class SchedulerExtender(Protocol):
     name: str
 

@@ -15,6 +15,11 @@ default without extenders) evaluates the forms of :mod:`policy_scheduler.fastpat
 :class:`NodeColumns` for all nodes at once, runs the reference function for any predicate or priority
 without a usable form, and hands over to the reference path whenever no node fits or anything errors, so
 messages and errors always come from the reference.
+
+Gate ``PodPriority``: with ``nominated_pods`` set (the scheduling queue's nominations), every node holding
+nominated pods is checked the reference way, twice (:mod:`policy_scheduler.core.nominated`), on both
+paths; :meth:`GenericScheduler.preempt` (:mod:`policy_scheduler.core.preemption`) works on copies of the
+NodeInfos and never touches the columns.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,7 +42,12 @@ from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
 from .columns import NodeColumns
-from .extender import SchedulerExtender, filters, ignorable, interested, prioritizes
+from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
+from .nominated import NominatedPodLister, add_nominated_pods, nominated_elsewhere
+
+if TYPE_CHECKING:
+    from ..model.disruption import PodDisruptionBudget
+    from .preemption import PreemptionResult
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +132,7 @@ class NodeExplanation:
     priorities: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (score, weight)
     total: int | None = None
     extenders: dict[str, ExtenderVerdict] = field(default_factory=dict)  # extender name (urlPrefix) -> verdict
+    nominated_pods: list[str] = field(default_factory=list)  # pods nominated here, counted in the first pass
 
     def extender(self, name: str) -> ExtenderVerdict:
         return self.extenders.setdefault(name, ExtenderVerdict())
@@ -134,6 +145,9 @@ class Explanation:
     error: str | None = None
     nodes: dict[str, NodeExplanation] = field(default_factory=dict)
     extenders: list[ExtenderCall] = field(default_factory=list)
+    node_name: str = ""  # the pod's spec.nodeName: bound by name, never scheduled
+    preemption: PreemptionResult | None = None  # gate PodPriority: what preemption would do
+    fit_error: FitError | None = field(default=None, repr=False)
 
 
 class GenericScheduler:
@@ -156,6 +170,8 @@ class GenericScheduler:
         self.priority_metadata_producer = priority_metadata_producer or (lambda pod, infos: None)
         self.extenders = list(extenders)
         self.last_node_index = 0
+        # Gate PodPriority: the scheduling queue's nominated pods (None: nothing is ever nominated).
+        self.nominated_pods: NominatedPodLister | None = None
         self.columns = NodeColumns(cluster) if vectorized else None
         self._extender_pool: ThreadPoolExecutor | None = None
         self._predicate_forms = [(p, predicate_form(p)) for _, p in self._ordered_predicates]
@@ -180,7 +196,18 @@ class GenericScheduler:
             explanation.host = self._schedule(pod, explanation)
         except SchedulingError as e:
             explanation.error = str(e)
+            if isinstance(e, FitError):
+                explanation.fit_error = e
         return explanation
+
+    def preempt(
+        self, pod: Pod, error: FitError, pdbs: Sequence[PodDisruptionBudget] = (), nominated_node: str | None = None
+    ) -> PreemptionResult:
+        """``Preempt`` after a FitError: the node, its victims and the nominations to clear (see
+        :func:`policy_scheduler.core.preemption.preempt`)."""
+        from .preemption import preempt
+
+        return preempt(self, pod, error, pdbs=pdbs, nominated_node=nominated_node)
 
     def _schedule(self, pod: Pod, explanation: Explanation | None) -> str:
         nodes = self.cluster.node_list()
@@ -242,7 +269,20 @@ class GenericScheduler:
         return filtered, failed
 
     def pod_fits_on_node(self, pod: Pod, meta: Any, info: NodeInfo | None) -> list[str]:
-        """Run every predicate; return the concatenated failure reasons (empty: the pod fits)."""
+        """Run every predicate; return the concatenated failure reasons (empty: the pod fits).
+
+        A node with nominated pods is checked twice (``generic_scheduler.md`` §3.1): with the nominated
+        pods of priority >= the pod's added, then, if that passes, as it is.
+        """
+        if self.nominated_pods is not None:
+            added = add_nominated_pods(pod, meta, info, self.nominated_pods)
+            if added is not None:
+                failed = self._run_predicates(pod, added[0], added[1])
+                if failed:
+                    return failed
+        return self._run_predicates(pod, meta, info)
+
+    def _run_predicates(self, pod: Pod, meta: Any, info: NodeInfo | None) -> list[str]:
         failed: list[str] = []
         for _, predicate in self._ordered_predicates:
             fit, reasons = predicate(pod, meta, info)
@@ -254,13 +294,24 @@ class GenericScheduler:
         self, pod: Pod, meta: Any, info: NodeInfo | None, node_name: str, explanation: Explanation
     ) -> list[str]:
         node_explanation = explanation.nodes[node_name] = NodeExplanation(fit=True)
+        added = add_nominated_pods(pod, meta, info, self.nominated_pods) if self.nominated_pods is not None else None
+        if added is not None:
+            node_explanation.nominated_pods = [p.ref for p in added[2]]
+            failed = self._explain_pass(pod, added[0], added[1], node_explanation)
+            if failed:
+                return failed
+        return self._explain_pass(pod, meta, info, node_explanation)
+
+    def _explain_pass(self, pod: Pod, meta: Any, info: NodeInfo | None, node_explanation: NodeExplanation) -> list[str]:
+        """Every predicate once, each verdict recorded (a predicate's error keeps the reasons it gave)."""
+        node_explanation.predicates.clear()
         failed: list[str] = []
         first_error: PredicateError | None = None
         for name, predicate in self._ordered_predicates:
             try:
                 fit, reasons = predicate(pod, meta, info)
             except PredicateError as e:
-                node_explanation.predicates[name] = PredicateResult(False, [], str(e))
+                node_explanation.predicates[name] = PredicateResult(False, [str(r) for r in e.reasons], str(e))
                 node_explanation.fit = False
                 first_error = first_error or e
                 continue
@@ -296,7 +347,7 @@ class GenericScheduler:
                     explanation.extenders.append(ExtenderCall(name, "filter", "ignored error", str(e)))
                 continue
             for node_name, message in failed_nodes.items():
-                failed.setdefault(node_name, []).append(message)
+                failed.setdefault(node_name, []).append(ExtenderFailure(message))
             if explanation is not None:
                 explanation.extenders.append(ExtenderCall(name, "filter", "called"))
                 self._explain_extender_filter(name, filtered, kept, failed_nodes, explanation)
@@ -505,7 +556,21 @@ class GenericScheduler:
                     except PredicateError:
                         return None
             mask &= fits
+        if self.nominated_pods is not None and not self._nominated_verdicts(pod, meta, cols, mask):
+            return None
         return np.flatnonzero(mask)
+
+    def _nominated_verdicts(self, pod: Pod, meta: Any, cols: NodeColumns, mask: np.ndarray) -> bool:
+        """Replace the vectorised verdict of each node holding nominated pods by the reference two-pass
+        one; False when a predicate errs there (the reference path then decides, and raises)."""
+        for i, name in enumerate(cols.names):
+            if not nominated_elsewhere(self.nominated_pods, pod, name):
+                continue
+            try:
+                mask[i] = not self.pod_fits_on_node(pod, meta, cols.infos[i])
+            except PredicateError:
+                return False
+        return True
 
     def _prioritize_vectorized(self, pod: Pod, cols: NodeColumns, candidates: np.ndarray) -> np.ndarray | None:
         if not self.prioritizers:

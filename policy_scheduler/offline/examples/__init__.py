@@ -9,3 +9,8 @@ from pathlib import Path
 def default_cluster_path() -> Path:
     """The bundled three-zone example cluster used when no ``--cluster`` is given."""
     return Path(str(resources.files(__package__).joinpath("default-cluster")))
+
+
+def priority_cluster_path() -> Path:
+    """The bundled example for ``--feature-gates PodPriority=true``: PriorityClasses, PDBs, preemption."""
+    return Path(str(resources.files(__package__).joinpath("priority-cluster")))
