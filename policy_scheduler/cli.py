@@ -60,14 +60,26 @@ def _registry():
 def _emit(data: Any, output: str) -> None:
     if output == "json":
         click.echo(json.dumps(data, indent=2, sort_keys=False))
-    else:
-        click.echo(yaml.safe_dump(data, sort_keys=False), nl=False)
+    else:  # through JSON first: what -o yaml prints is exactly what -o json does (str subclasses included)
+        click.echo(yaml.safe_dump(json.loads(json.dumps(data)), sort_keys=False), nl=False)
 
 
 OUTPUT = click.option(
     "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True,
     help="Output format.",
 )
+
+REPORT = click.option(
+    "--report", "report_path", default=None, metavar="FILE.html",
+    help="Also write a self-contained HTML report of the result (the -o json data) to FILE.html.",
+)
+
+
+def _write_report(data: dict[str, Any], path: str) -> None:
+    from .report import write_report
+
+    write_report(data, path)
+    click.echo(f"report written to {path}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -330,6 +342,13 @@ def _builder(source, feature_gates: str, hard_weight: int):
                                         extender_factory=extenders)
 
 
+def _pod_priority(feature_gates: str | None) -> bool:
+    """Whether ``--feature-gates`` turns ``PodPriority`` on (priority queue, nominations, preemption)."""
+    from .features import FeatureGates
+
+    return FeatureGates.parse(feature_gates).enabled("PodPriority")
+
+
 def _source(policy_config_file: str | None, algorithm_provider: str | None):
     from .algorithm_source import from_flags
 
@@ -345,31 +364,41 @@ def _source(policy_config_file: str | None, algorithm_provider: str | None):
 @click.option("--write-placements", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the scheduled pods, spec.nodeName set, as a YAML List ready to apply.")
 @OUTPUT
+@REPORT
 @user_errors
 def simulate(cluster_paths, from_cluster, kubeconfig, context, policy_config_file, algorithm_provider,
              feature_gates, hard_pod_affinity_symmetric_weight, scheduler_name, with_explain, write_placements,
-             output) -> None:
+             output, report_path) -> None:
     """Schedule the snapshot's pending pods in queue order, assuming each before the next."""
     from .offline.report import simulation_table, simulation_to_dict
     from .offline.simulate import placements_as_pods
     from .offline.simulate import simulate as run_simulation
 
     snapshot = _snapshot(cluster_paths, from_cluster, kubeconfig, context)
-    build = _builder(_source(policy_config_file, algorithm_provider), feature_gates, hard_pod_affinity_symmetric_weight)
+    source = _source(policy_config_file, algorithm_provider)
+    build = _builder(source, feature_gates, hard_pod_affinity_symmetric_weight)
     pending = len(snapshot.pending_pods(scheduler_name))
+    priority = _pod_priority(feature_gates)
     if sys.stderr.isatty() and pending > 1:
         with click.progressbar(length=pending, label="scheduling", file=sys.stderr) as bar:
-            result = run_simulation(snapshot, build, scheduler_name=scheduler_name, explain=with_explain, progress=bar.update)
+            result = run_simulation(snapshot, build, scheduler_name=scheduler_name, explain=with_explain, progress=bar.update,
+                                    pod_priority=priority)
     else:
-        result = run_simulation(snapshot, build, scheduler_name=scheduler_name, explain=with_explain)
+        result = run_simulation(snapshot, build, scheduler_name=scheduler_name, explain=with_explain, pod_priority=priority)
     if write_placements:
         items = placements_as_pods(result.placements)
-        with open(write_placements, "w", encoding="utf-8") as f:
-            yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}, f, sort_keys=False)
+        try:
+            with open(write_placements, "w", encoding="utf-8") as f:
+                yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}, f, sort_keys=False)
+        except OSError as e:
+            raise UserError(f"{write_placements}: cannot write: {(e.strerror or str(e)).lower()}") from None
+    data = simulation_to_dict(result, source.label) if report_path or output != "table" else {}
+    if report_path:
+        _write_report(data, report_path)
     if output == "table":
         click.echo(simulation_table(result))
     else:
-        _emit(simulation_to_dict(result), output)
+        _emit(data, output)
 
 
 @main.command()
@@ -377,21 +406,33 @@ def simulate(cluster_paths, from_cluster, kubeconfig, context, policy_config_fil
 @_cluster_options
 @_algorithm_options
 @OUTPUT
+@REPORT
 @user_errors
 def explain(pod, cluster_paths, from_cluster, kubeconfig, context, policy_config_file, algorithm_provider,
-            feature_gates, hard_pod_affinity_symmetric_weight, output) -> None:
+            feature_gates, hard_pod_affinity_symmetric_weight, output, report_path) -> None:
     """Why POD (namespace/name in the snapshot, or a manifest file) lands where it does, or nowhere."""
-    from .offline.report import explanation_table, explanation_to_dict
+    from .offline.report import explain_result_to_dict, explanation_table
     from .offline.simulate import explain_pod
 
     snapshot = _snapshot(cluster_paths, from_cluster, kubeconfig, context)
     target = _pod_argument(pod, snapshot)
-    build = _builder(_source(policy_config_file, algorithm_provider), feature_gates, hard_pod_affinity_symmetric_weight)
-    explanation = explain_pod(snapshot, target, build)
+    source = _source(policy_config_file, algorithm_provider)
+    build = _builder(source, feature_gates, hard_pod_affinity_symmetric_weight)
+    if _pod_priority(feature_gates):  # nominations count, and an unschedulable pod shows its preemption
+        from pathlib import Path
+
+        from .offline.priority import explain_with_priority
+
+        explanation = explain_with_priority(snapshot, target, build, pod if Path(pod).is_file() else None)
+    else:
+        explanation = explain_pod(snapshot, target, build)
+    data = explain_result_to_dict(explanation, source.label)
+    if report_path:
+        _write_report(data, report_path)
     if output == "table":
         click.echo(explanation_table(explanation))
     else:
-        _emit(explanation_to_dict(explanation), output)
+        _emit(data, output)
 
 
 def _pod_argument(ref: str, snapshot):
@@ -421,21 +462,26 @@ def _pod_argument(ref: str, snapshot):
 @_algorithm_options
 @click.option("--max", "max_replicas", type=click.IntRange(min=0), default=None, help="Stop after this many replicas.")
 @OUTPUT
+@REPORT
 @user_errors
 def capacity(pod_template, cluster_paths, from_cluster, kubeconfig, context, policy_config_file, algorithm_provider,
-             feature_gates, hard_pod_affinity_symmetric_weight, max_replicas, output) -> None:
+             feature_gates, hard_pod_affinity_symmetric_weight, max_replicas, output, report_path) -> None:
     """How many more copies of POD_TEMPLATE fit, where they land, and what stopped the count."""
     from .offline.report import capacity_table, capacity_to_dict
     from .offline.simulate import capacity as run_capacity
 
     snapshot = _snapshot(cluster_paths, from_cluster, kubeconfig, context)
     template = _pod_argument(pod_template, snapshot)
-    build = _builder(_source(policy_config_file, algorithm_provider), feature_gates, hard_pod_affinity_symmetric_weight)
+    source = _source(policy_config_file, algorithm_provider)
+    build = _builder(source, feature_gates, hard_pod_affinity_symmetric_weight)
     result = run_capacity(snapshot, template.raw, build, max_replicas)
+    data = capacity_to_dict(result, pod=template, max_replicas=max_replicas, algorithm=source.label)
+    if report_path:
+        _write_report(data, report_path)
     if output == "table":
         click.echo(capacity_table(result, max_replicas))
     else:
-        _emit(capacity_to_dict(result), output)
+        _emit(data, output)
 
 
 @main.command()
@@ -445,24 +491,57 @@ def capacity(pod_template, cluster_paths, from_cluster, kubeconfig, context, pol
 @click.option("--feature-gates", default="", help="Key=true,... for the 1.9 gates that change scheduling.")
 @click.option("--hard-pod-affinity-symmetric-weight", type=int, default=1, show_default=True)
 @click.option("--scheduler-name", default="default-scheduler", show_default=True)
+@click.option("--feature-gates-b", default=None, metavar="Key=true,...",
+              help="The gates for POLICY_B (default: --feature-gates), e.g. PodPriority=true to compare without "
+                   "and with priority and preemption.")
 @OUTPUT
+@REPORT
 @user_errors
 def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context, feature_gates,
-            hard_pod_affinity_symmetric_weight, scheduler_name, output) -> None:
+            hard_pod_affinity_symmetric_weight, scheduler_name, feature_gates_b, output, report_path) -> None:
     """Simulate the pending queue under POLICY_A and POLICY_B (files or provider names); show what differs."""
     from .algorithm_source import from_argument
+    from .offline.priority_report import compare_extras, preemptions_table
     from .offline.report import differences_table, differences_to_dict
     from .offline.simulate import compare as run_compare
 
     snapshot = _snapshot(cluster_paths, from_cluster, kubeconfig, context)
     source_a, source_b = from_argument(policy_a), from_argument(policy_b)
+    gates_b = feature_gates if feature_gates_b is None else feature_gates_b
     build_a = _builder(source_a, feature_gates, hard_pod_affinity_symmetric_weight)
-    build_b = _builder(source_b, feature_gates, hard_pod_affinity_symmetric_weight)
-    a, _, diffs = run_compare(snapshot, build_a, build_b, scheduler_name)
+    build_b = _builder(source_b, gates_b, hard_pod_affinity_symmetric_weight)
+    label_a, label_b = source_a.label, source_b.label
+    if gates_b != feature_gates:
+        label_a, label_b = f"{label_a} [{feature_gates or 'no gates'}]", f"{label_b} [{gates_b or 'no gates'}]"
+    a, b, diffs = run_compare(snapshot, build_a, build_b, scheduler_name,
+                              pod_priority_a=_pod_priority(feature_gates), pod_priority_b=_pod_priority(gates_b))
+    data = {**differences_to_dict(label_a, label_b, diffs, len(a.placements), a, b), **compare_extras(a, b)}
+    if report_path:
+        _write_report(data, report_path)
     if output == "table":
-        click.echo(differences_table(source_a.label, source_b.label, diffs, len(a.placements)))
+        sections = [differences_table(label_a, label_b, diffs, len(a.placements)),
+                    preemptions_table(a, f"Preemptions under A ({label_a})"),
+                    preemptions_table(b, f"Preemptions under B ({label_b})")]
+        click.echo("\n\n".join(s for s in sections if s))
     else:
-        _emit(differences_to_dict(source_a.label, source_b.label, diffs, len(a.placements)), output)
+        _emit(data, output)
+
+
+@main.command("report")
+@click.argument("result_file", metavar="SAVED.json")
+@click.option("-o", "--output", "output_path", default=None, metavar="FILE.html",
+              help="Where to write the report. Default: SAVED.json's path with the suffix .html.")
+@user_errors
+def report(result_file: str, output_path: str | None) -> None:
+    """Render a saved `simulate|explain|capacity|compare -o json` (or -o yaml) result as an HTML report."""
+    from pathlib import Path
+
+    from .report import load_result, write_report
+
+    data = load_result(result_file)
+    target = output_path or str(Path(result_file).with_suffix(".html"))
+    write_report(data, target)
+    click.echo(f"report written to {target}", err=True)
 
 
 # -- the daemon -------------------------------------------------------------------------------------

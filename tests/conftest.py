@@ -1,4 +1,5 @@
-"""Suite-wide: under ``POLICY_SCHEDULER_REQUIRE_ENVTEST=1`` (CI) a skipped integration test fails the run."""
+"""Suite-wide: under ``POLICY_SCHEDULER_REQUIRE_ENVTEST=1`` (CI) a skipped integration test fails the run,
+and under ``CI=true`` or ``POLICY_SCHEDULER_REQUIRE_BROWSER=1`` so does a skipped browser test (tests/report/)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,24 @@ import os
 import pytest
 
 _skipped_integration: list[str] = []
+_skipped_browser: list[str] = []
+
+
+def _browser_required() -> bool:
+    return os.environ.get("CI", "").lower() == "true" or os.environ.get("POLICY_SCHEDULER_REQUIRE_BROWSER") == "1"
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.skipped and report.nodeid.startswith("tests/kube/"):
         _skipped_integration.append(report.nodeid)
+    if report.skipped and report.nodeid.startswith("tests/report/test_browser.py"):
+        _skipped_browser.append(report.nodeid)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if os.environ.get("POLICY_SCHEDULER_REQUIRE_ENVTEST") == "1" and _skipped_integration:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if _browser_required() and _skipped_browser:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -24,4 +34,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
         terminalreporter.write_line(
             f"FAILED: {len(_skipped_integration)} integration test(s) against the real API servers were skipped "
             "(POLICY_SCHEDULER_REQUIRE_ENVTEST=1): " + ", ".join(_skipped_integration), red=True,
+        )
+    if _browser_required() and _skipped_browser:
+        terminalreporter.write_line(
+            f"FAILED: {len(_skipped_browser)} browser test(s) were skipped (CI=true or POLICY_SCHEDULER_REQUIRE_BROWSER=1): "
+            + ", ".join(_skipped_browser), red=True,
         )

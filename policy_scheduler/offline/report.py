@@ -8,13 +8,39 @@ from importlib import resources
 from typing import Any
 
 from ..core.generic_scheduler import Explanation, ExtenderVerdict
+from ..model.pod import Pod
 from ..predicates.reasons import describe
-from .simulate import CapacityResult, Difference, NodeUsage, Placement, SimulationResult
+from .priority_report import (
+    add_priority_to_simulation,
+    bound_by_name_note,
+    explanation_extras,
+    node_extras,
+    preemption_lines,
+    preemptions_table,
+)
+from .simulate import CapacityResult, Difference, NodeUsage, Placement, SimulationResult, workload_of
+
+# The "kind" each command's JSON carries, so a saved result can be told apart (policy-scheduler report).
+SIMULATE_KIND, EXPLAIN_KIND, CAPACITY_KIND, COMPARE_KIND = "SimulateResult", "ExplainResult", "CapacityResult", "CompareResult"
 
 
 @cache
 def explain_schema() -> dict[str, Any]:
-    return json.loads(resources.files(__package__).joinpath("schema/explain.schema.json").read_text())
+    return result_schema("explain")
+
+
+@cache
+def result_schema(command: str) -> dict[str, Any]:
+    """The JSON Schema of ``command``'s ``-o json`` output (simulate, explain, capacity, compare)."""
+    return json.loads(resources.files(__package__).joinpath(f"schema/{command}.schema.json").read_text())
+
+
+def explain_result_to_dict(e: Explanation, algorithm: str | None = None) -> dict[str, Any]:
+    """``explain -o json``: the explanation, tagged with its kind and the algorithm that made it."""
+    out: dict[str, Any] = {"kind": EXPLAIN_KIND, **explanation_to_dict(e)}
+    if algorithm is not None:
+        out["algorithm"] = algorithm
+    return out
 
 
 def explanation_to_dict(e: Explanation) -> dict[str, Any]:
@@ -22,59 +48,109 @@ def explanation_to_dict(e: Explanation) -> dict[str, Any]:
     for name, n in e.nodes.items():
         predicates = {}
         for pname, r in n.predicates.items():
-            entry: dict[str, Any] = {"fit": r.fit, "reasons": list(r.reasons)}
+            entry: dict[str, Any] = {"fit": r.fit, "reasons": [str(x) for x in r.reasons]}
             if r.error is not None:
                 entry["error"] = r.error
             predicates[pname] = entry
         priorities = {p: {"score": s, "weight": w} for p, (s, w) in n.priorities.items()} if n.fit else {}
         extenders = {x: _verdict_to_dict(v, n.fit) for x, v in n.extenders.items()}
         nodes[name] = {"fit": n.fit, "predicates": predicates, "priorities": priorities,
-                       "extenders": extenders, "total": n.total if n.fit else None}
+                       "extenders": extenders, "total": n.total if n.fit else None, **node_extras(n.nominated_pods)}
     calls = []
     for c in e.extenders:
         call: dict[str, Any] = {"extender": c.extender, "verb": c.verb, "outcome": c.outcome}
         if c.error is not None:
             call["error"] = c.error
         calls.append(call)
-    return {"pod": e.pod, "host": e.host, "error": e.error, "nodes": nodes, "extenders": calls}
+    return {"pod": e.pod, "host": e.host, "error": e.error, "nodes": nodes, "extenders": calls, **explanation_extras(e)}
 
 
 def _verdict_to_dict(v: ExtenderVerdict, node_fit: bool) -> dict[str, Any]:
     """An extender's filter verdict on a node and, for a node that fits, its score and weight."""
     scored = node_fit and v.score is not None
-    return {"fit": v.fit, "reasons": list(v.reasons), "score": v.score if scored else None,
+    return {"fit": v.fit, "reasons": [str(x) for x in v.reasons], "score": v.score if scored else None,
             "weight": v.weight if scored else None}
+
+
+def _requested(u: NodeUsage) -> dict[str, Any]:
+    return {"cpu": f"{u.cpu_requested}m", "memory": u.memory_requested, "pods": u.pods}
+
+
+def _by_namespace(u: NodeUsage) -> dict[str, Any]:
+    return {ns: {"cpu": f"{cpu}m", "memory": mem, "pods": pods} for ns, (cpu, mem, pods) in sorted(u.by_namespace.items())}
 
 
 def usage_to_dict(before: NodeUsage, after: NodeUsage) -> dict[str, Any]:
     return {
         "node": before.name,
         "allocatable": {"cpu": f"{before.cpu_allocatable}m", "memory": before.memory_allocatable, "pods": before.pods_allocatable},
-        "requestedBefore": {"cpu": f"{before.cpu_requested}m", "memory": before.memory_requested, "pods": before.pods},
-        "requestedAfter": {"cpu": f"{after.cpu_requested}m", "memory": after.memory_requested, "pods": after.pods},
+        "requestedBefore": _requested(before),
+        "requestedAfter": _requested(after),
+        "zone": before.zone,
+        "requestedBeforeByNamespace": _by_namespace(before),
+        "requestedAfterByNamespace": _by_namespace(after),
+        "workloadsBefore": dict(sorted(before.workloads.items())),
+        "workloadsAfter": dict(sorted(after.workloads.items())),
     }
 
 
+def reason_counts(failed: dict[str, list[str]]) -> dict[str, int]:
+    """A FitError's histogram (reason -> nodes), most frequent first: the counts of its message."""
+    counts: dict[str, int] = {}
+    for reasons in failed.values():
+        for r in reasons:
+            counts[str(r)] = counts.get(str(r), 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def pod_requests(pod: Pod) -> dict[str, Any]:
+    """The cpu and memory request PodFitsResources checks (containers summed, max with each init container)."""
+    return {"cpu": f"{pod.request.milli_cpu}m", "memory": pod.request.memory}
+
+
 def placement_to_dict(p: Placement) -> dict[str, Any]:
-    out: dict[str, Any] = {"pod": p.pod.ref, "node": p.node, "error": p.error}
+    out: dict[str, Any] = {"pod": p.pod.ref, "node": p.node, "error": p.error,
+                           "requests": pod_requests(p.pod), "workload": workload_of(p.pod)}
+    if p.failed is not None:
+        out["reasons"] = reason_counts(p.failed)
     if p.explanation is not None:
         out["explain"] = explanation_to_dict(p.explanation)
     return out
 
 
-def simulation_to_dict(result: SimulationResult) -> dict[str, Any]:
-    return {
-        "placements": [placement_to_dict(p) for p in result.placements],
-        "nodes": [usage_to_dict(result.before[n], result.after[n]) for n in result.before],
-    }
+def simulation_to_dict(result: SimulationResult, algorithm: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": SIMULATE_KIND}
+    if algorithm is not None:
+        out["algorithm"] = algorithm
+    out["placements"] = [placement_to_dict(p) for p in result.placements]
+    out["nodes"] = [usage_to_dict(result.before[n], result.after[n]) for n in result.before]
+    add_priority_to_simulation(out, result)
+    return out
 
 
-def capacity_to_dict(result: CapacityResult) -> dict[str, Any]:
-    return {"replicas": result.replicas, "placements": result.placements, "stopReason": result.stop_reason}
+def capacity_to_dict(result: CapacityResult, *, pod: Pod | None = None, max_replicas: int | None = None,
+                     algorithm: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": CAPACITY_KIND, "replicas": result.replicas, "placements": result.placements,
+                           "stopReason": result.stop_reason}
+    if algorithm is not None:
+        out["algorithm"] = algorithm
+    if pod is not None:
+        out["pod"] = pod.ref
+        out["requests"] = pod_requests(pod)
+    out["max"] = max_replicas
+    out["stopReasons"] = reason_counts(result.stop_failures)
+    out["nodes"] = [
+        {"node": name, "zone": zone, "replicas": result.placements.get(name, 0),
+         "reasons": [str(x) for x in result.stop_failures.get(name, ())]}
+        for name, zone in result.zones.items()
+    ]
+    return out
 
 
-def differences_to_dict(label_a: str, label_b: str, diffs: list[Difference], total: int) -> dict[str, Any]:
-    return {
+def differences_to_dict(label_a: str, label_b: str, diffs: list[Difference], total: int,
+                        a: SimulationResult | None = None, b: SimulationResult | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "kind": COMPARE_KIND,
         "a": label_a,
         "b": label_b,
         "pods": total,
@@ -83,6 +159,17 @@ def differences_to_dict(label_a: str, label_b: str, diffs: list[Difference], tot
             for d in diffs
         ],
     }
+    if a is not None and b is not None:
+        out["scheduled"] = {"a": a.scheduled, "b": b.scheduled}
+        out["nodes"] = [
+            {"node": name, "zone": before.zone,
+             "allocatable": {"cpu": f"{before.cpu_allocatable}m", "memory": before.memory_allocatable,
+                             "pods": before.pods_allocatable},
+             "requestedBefore": _requested(before), "requestedA": _requested(a.after[name]),
+             "requestedB": _requested(b.after[name])}
+            for name, before in a.before.items()
+        ]
+    return out
 
 
 # -- tables ---------------------------------------------------------------------------------------
@@ -116,6 +203,8 @@ def simulation_table(result: SimulationResult) -> str:
             f"{b.pods}->{a.pods}/{a.pods_allocatable}",
         ])
     summary = f"{result.scheduled}/{len(result.placements)} pending pods scheduled."
+    preemptions = preemptions_table(result)
+    summary += f"\n\n{preemptions}" if preemptions else ""
     return f"{_table(rows)}\n\n{summary}\n\n{_table(usage)}"
 
 
@@ -126,7 +215,7 @@ def explanation_table(e: Explanation) -> str:
         failed = []
         for pname, r in n.predicates.items():
             if r.error:
-                failed.append(f"{pname}: error: {r.error}")
+                failed.append(f"{pname}: error: {r.error}" + (f" (reasons: {', '.join(r.reasons)})" if r.reasons else ""))
             elif not r.fit:
                 texts = ", ".join(f"{reason} ({describe(reason)})" if describe(reason) != reason else reason for reason in r.reasons)
                 failed.append(texts if list(r.reasons) == [pname] else f"{pname}: {texts}")
@@ -135,7 +224,7 @@ def explanation_table(e: Explanation) -> str:
                 failed.append(f"extender {extender}: {', '.join(v.reasons) or 'filtered out'}")
         total = "" if not n.fit or n.total is None else str(n.total)
         rows.append([name, "yes" if n.fit else "no", total, "; ".join(failed)])
-    out = [head, "", _table(rows)]
+    out = [head, *bound_by_name_note(e), "", _table(rows)]
     calls = [f"  {c.verb} {c.extender}: {c.outcome}" + (f": {c.error}" if c.error else "")
              for c in e.extenders if c.outcome != "called"]
     if calls:
@@ -155,6 +244,7 @@ def explanation_table(e: Explanation) -> str:
                 *[_extender_score(n.extenders.get(x)) for x in extenders], str(n.total),
             ])
         out += ["", "Priority scores of the feasible nodes (score x weight summed into TOTAL):", _table(prio_rows)]
+    out += preemption_lines(e)
     return "\n".join(out)
 
 

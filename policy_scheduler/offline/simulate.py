@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cache.cluster import ClusterState
-from ..core.generic_scheduler import Explanation, GenericScheduler
+from ..core.generic_scheduler import Explanation, FitError, GenericScheduler, fit_error_message
 from ..errors import SchedulingError
 from ..model.pod import Pod
 from .snapshot import Snapshot
@@ -29,6 +29,7 @@ class Placement:
     node: str | None
     error: str | None
     explanation: Explanation | None = None
+    failed: dict[str, list[str]] | None = None  # a FitError's failure reasons per node
 
 
 @dataclass
@@ -42,18 +43,42 @@ class NodeUsage:
     cpu_requested: int
     memory_requested: int
     pods: int
+    zone: str | None = None
+    by_namespace: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # -> (milli cpu, memory, pods)
+    workloads: dict[str, int] = field(default_factory=dict)  # "Kind namespace/name" of the controller -> pods
 
     @classmethod
     def of(cls, cluster: ClusterState) -> dict[str, NodeUsage]:
         out = {}
         for node in cluster.node_list():
             info = cluster.node_infos[node.name]
-            out[node.name] = cls(
+            usage = out[node.name] = cls(
                 node.name,
                 info.allocatable.milli_cpu, info.allocatable.memory, info.allocatable.allowed_pod_number,
-                info.requested.milli_cpu, info.requested.memory, len(info.pods),
+                info.requested.milli_cpu, info.requested.memory, len(info.pods), node_zone(node.labels),
             )
+            for pod in info.pods:
+                cpu, memory, pods = usage.by_namespace.get(pod.namespace, (0, 0, 0))
+                request = pod.container_request
+                usage.by_namespace[pod.namespace] = (cpu + request.milli_cpu, memory + request.memory, pods + 1)
+                workload = workload_of(pod)
+                if workload:
+                    usage.workloads[workload] = usage.workloads.get(workload, 0) + 1
         return out
+
+
+ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
+
+
+def node_zone(labels: dict[str, str]) -> str | None:
+    """The node's zone label (1.9's ``failure-domain.beta``, else the GA ``topology`` key), None without one."""
+    return next((labels[k] for k in ZONE_LABELS if labels.get(k)), None)
+
+
+def workload_of(pod: Pod) -> str | None:
+    """The pod's controlling owner as ``Kind namespace/name`` (None for a pod without a controller)."""
+    ref = pod.controller_ref()
+    return f"{ref.kind} {pod.namespace}/{ref.name}" if ref is not None else None
 
 
 @dataclass
@@ -62,6 +87,7 @@ class SimulationResult:
     before: dict[str, NodeUsage]
     after: dict[str, NodeUsage]
     cluster: ClusterState = field(repr=False)
+    pod_priority: Any = None  # gate PodPriority: the priority.PrioritySimulation (pods' progress, preemptions)
 
     @property
     def scheduled(self) -> int:
@@ -70,21 +96,36 @@ class SimulationResult:
 
 def schedule_one(scheduler: GenericScheduler, pod: Pod, explain: bool = False) -> Placement:
     """Schedule ``pod`` and, if a node was found, assume it there."""
+    failed: dict[str, list[str]] | None = None
     if explain:
         explanation = scheduler.explain(pod)
         host, error = explanation.host, explanation.error
+        if host is None:
+            failed = _failed_nodes(explanation)
     else:
         explanation = None
         try:
             host, error = scheduler.schedule(pod), None
         except SchedulingError as e:
             host, error = None, str(e)
+            failed = e.failed_predicates if isinstance(e, FitError) else None
     if host is not None:
         scheduler.cluster.assume(pod, host)
         log.info("scheduled pod=%s node=%s", pod.ref, host)
     else:
         log.info("unschedulable pod=%s reason=%r", pod.ref, error)
-    return Placement(pod, host, error, explanation)
+    return Placement(pod, host, error, explanation, failed)
+
+
+def _failed_nodes(e: Explanation) -> dict[str, list[str]] | None:
+    """The FitError's reasons per node, read back from an explanation (None if the error was not a FitError)."""
+    failed = {}
+    for name, n in e.nodes.items():
+        reasons = [r for p in n.predicates.values() if not p.fit for r in p.reasons]
+        reasons += [r for v in n.extenders.values() if v.fit is False for r in v.reasons]
+        if not n.fit:
+            failed[name] = reasons
+    return failed if e.error == fit_error_message(len(e.nodes), failed) else None
 
 
 def simulate(
@@ -94,7 +135,12 @@ def simulate(
     scheduler_name: str = "default-scheduler",
     explain: bool = False,
     progress: Callable[[int], None] | None = None,
+    pod_priority: bool = False,
 ) -> SimulationResult:
+    if pod_priority:  # gate PodPriority: priority queue, nominations, preemption
+        from .priority import simulate_with_priority
+
+        return simulate_with_priority(snapshot, build, scheduler_name=scheduler_name, explain=explain, progress=progress)
     cluster = snapshot.cluster_state()
     scheduler = build(cluster)
     before = NodeUsage.of(cluster)
@@ -111,8 +157,10 @@ def explain_pod(snapshot: Snapshot, pod: Pod, build: SchedulerBuilder) -> Explan
     cluster = snapshot.cluster_state()
     if pod.key in cluster.pods:
         cluster.remove_pod(cluster.pods[pod.key])
-    unbound = pod.with_node_name("") if pod.node_name else pod
-    return build(cluster).explain(unbound)
+    # A pod bound by spec.nodeName is evaluated as upstream would: HostName fails on every other node.
+    explanation = build(cluster).explain(pod)
+    explanation.node_name = pod.node_name
+    return explanation
 
 
 @dataclass
@@ -121,6 +169,8 @@ class CapacityResult:
     placements: dict[str, int]
     stop_reason: str | None
     limited_by_max: bool
+    stop_failures: dict[str, list[str]] = field(default_factory=dict)  # node -> why one more does not fit there
+    zones: dict[str, str | None] = field(default_factory=dict)  # every node -> its zone
 
 
 def capacity(
@@ -134,6 +184,7 @@ def capacity(
     counts: dict[str, int] = {}
     replicas = 0
     stop_reason = None
+    stop_failures: dict[str, list[str]] = {}
     while max_replicas is None or replicas < max_replicas:
         raw = copy.deepcopy(template)
         raw.setdefault("metadata", {})
@@ -144,10 +195,12 @@ def capacity(
         placement = schedule_one(scheduler, Pod(raw))
         if placement.node is None:
             stop_reason = placement.error
+            stop_failures = placement.failed or {}
             break
         counts[placement.node] = counts.get(placement.node, 0) + 1
         replicas += 1
-    return CapacityResult(replicas, dict(sorted(counts.items())), stop_reason, stop_reason is None)
+    zones = {node.name: node_zone(node.labels) for node in cluster.node_list()}
+    return CapacityResult(replicas, dict(sorted(counts.items())), stop_reason, stop_reason is None, stop_failures, zones)
 
 
 @dataclass
@@ -160,15 +213,17 @@ class Difference:
 
 
 def compare(
-    snapshot: Snapshot, build_a: SchedulerBuilder, build_b: SchedulerBuilder, scheduler_name: str = "default-scheduler"
+    snapshot: Snapshot, build_a: SchedulerBuilder, build_b: SchedulerBuilder, scheduler_name: str = "default-scheduler",
+    *, pod_priority_a: bool = False, pod_priority_b: bool = False,
 ) -> tuple[SimulationResult, SimulationResult, list[Difference]]:
-    """Simulate the same queue under two algorithms; list the pods that land differently."""
-    a = simulate(snapshot, build_a, scheduler_name=scheduler_name)
-    b = simulate(snapshot, build_b, scheduler_name=scheduler_name)
+    """Simulate the same queue under two algorithms (and gate settings); list the pods that land differently."""
+    a = simulate(snapshot, build_a, scheduler_name=scheduler_name, pod_priority=pod_priority_a)
+    b = simulate(snapshot, build_b, scheduler_name=scheduler_name, pod_priority=pod_priority_b)
+    in_b = {p.pod.key: p for p in b.placements}  # the queue orders differ when one side has PodPriority on
     diffs = [
         Difference(pa.pod.ref, pa.node, pa.error, pb.node, pb.error)
-        for pa, pb in zip(a.placements, b.placements)
-        if pa.node != pb.node
+        for pa in a.placements
+        if pa.node != (pb := in_b[pa.pod.key]).node
     ]
     return a, b, diffs
 

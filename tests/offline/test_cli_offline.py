@@ -183,3 +183,19 @@ def test_console_script_simulate_and_errors():
     bad = subprocess.run(["policy-scheduler", "explain", "nope/nope"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2
     assert bad.stderr.strip() == "error: pod nope/nope is not in the snapshot"
+
+
+@pytest.mark.parametrize("args", [
+    ["simulate"],
+    ["explain", "shop/checkout-7"],
+    ["capacity", "examples/pods/web.yaml"],
+    ["compare", "DefaultProvider", "ClusterAutoscalerProvider"],
+])
+def test_yaml_output_is_the_json_output(args):
+    # Reasons are str subclasses inside the engine; both formats must print them as plain strings.
+    root = Path(__file__).resolve().parents[2]
+    args = [str(root / a) if a.endswith(".yaml") else a for a in args]
+    as_json = run(*args, "-o", "json")
+    as_yaml = run(*args, "-o", "yaml")
+    assert as_json.exit_code == as_yaml.exit_code == 0, as_yaml.output
+    assert yaml.safe_load(as_yaml.stdout) == json.loads(as_json.stdout)
