@@ -27,10 +27,9 @@ from ..core.generic_scheduler import Explanation, FitError, GenericScheduler
 from ..core.nominated import NominatedPods, nominated_node_of
 from ..core.preemption import PreemptionResult
 from ..errors import ObjectError, SchedulingError
-from ..model.labels import SelectorError
 from ..model.pod import Pod
 from ..model.priority import PriorityClass, admitted_priority
-from ..model.topology import pod_matches_term, term_namespaces
+from ..model.topology import matches_required_pod_affinity
 from .simulate import NodeUsage, Placement, SchedulerBuilder, SimulationResult
 from .snapshot import Snapshot
 
@@ -174,24 +173,11 @@ class _PriorityQueue:
 
     def assigned_pod_added(self, assigned: Pod) -> None:
         for pod in list(self._unschedulable.values()):
-            if _required_affinity_matches(pod, assigned):
+            if matches_required_pod_affinity(pod, assigned):
                 self.add(pod)
 
     def remaining(self) -> list[Pod]:
         return [*self._active.values(), *self._unschedulable.values()]
-
-
-def _required_affinity_matches(waiting: Pod, assigned: Pod) -> bool:
-    affinity = waiting.affinity
-    if affinity is None or affinity.pod_affinity is None:
-        return False
-    for term in affinity.pod_affinity.required:
-        try:
-            if pod_matches_term(assigned, term_namespaces(waiting, term), term.selector.get()):
-                return True
-        except SelectorError:
-            continue
-    return False
 
 
 # -- simulate ---------------------------------------------------------------------------------------------
