@@ -194,7 +194,9 @@ class SchedulerCache:
 
 def _engine_view(pod: Pod) -> tuple:
     meta = pod.raw.get("metadata") or {}
-    return (pod.raw.get("spec"), meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences"))
+    # deletionTimestamp: preemption's eligibility rule reads it (a terminating victim on the nominated node).
+    return (pod.raw.get("spec"), meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences"),
+            meta.get("deletionTimestamp"))
 
 
 def _same_for_engine(old: Pod, new: Pod) -> bool:

@@ -24,6 +24,7 @@ from ..core.generic_scheduler import GenericScheduler
 from ..core.http_extender import HTTPExtenderFactory
 from ..errors import UserError
 from ..features import FeatureGates
+from ..model.disruption import PodDisruptionBudget
 from ..model.pod import Pod
 from . import leaderelection
 from .binder import Binder
@@ -34,7 +35,8 @@ from .gosyntax import split_host_port
 from .informer import Reflector, Resource, served_group_versions
 from .metrics import SchedulerMetrics
 from .options import SchedulerConfiguration
-from .queue import PodBackoff, new_scheduling_queue, pod_key
+from .preemption import PDBStore, Preemptor
+from .queue import PodBackoff, PriorityQueue, new_scheduling_queue, pod_key
 from .rest import ApiError, RestClient
 from .scheduler import BIND_WORKERS, Requeuer, SchedulingLoop
 from .server import SchedulerServer
@@ -56,6 +58,8 @@ RESOURCES = (
     Resource("PersistentVolumeClaim", "persistentvolumeclaims", ("v1",)),
     Resource("StorageClass", "storageclasses", ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), namespaced=False),
 )
+# Gate PodPriority only: the budgets preemption weighs (1.9 reads policy/v1beta1; v1beta1 is gone in 1.25).
+PDB_RESOURCE = Resource("PodDisruptionBudget", "poddisruptionbudgets", ("policy/v1", "policy/v1beta1"))
 NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
 
@@ -74,7 +78,8 @@ class Daemon:
         # The policy's HTTP extenders: one connection pool each, kept across policy reloads.
         self.extender_factory = HTTPExtenderFactory(observer=self.metrics.observe_extender_error)
         self.cache = SchedulerCache()
-        self.queue = new_scheduling_queue(feature_gates.enabled("PodPriority"))
+        self.pod_priority = feature_gates.enabled("PodPriority")
+        self.queue = new_scheduling_queue(self.pod_priority)
         self.bind_workers = bind_workers
         self.stop_event = threading.Event()
         self.reflectors: list[Reflector] = []
@@ -85,6 +90,8 @@ class Daemon:
         self._loop_stop = threading.Event()
         self._loop_thread: threading.Thread | None = None
         self._fatal: str | None = None
+        self.preemptor: Preemptor | None = None
+        self.pdb_store: PDBStore | None = None
 
     # -- start-up ----------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -98,7 +105,7 @@ class Daemon:
         kubeconfig = conn.kubeconfig or None
         if not kubeconfig and not cfg.master:
             log.warning("Neither --kubeconfig nor --master was specified. Using default API client. This might not work.")
-        pool = self.bind_workers * 2 + len(RESOURCES) + 8
+        pool = self.bind_workers * 2 + len(RESOURCES) + 10
         self.rest = RestClient(api_client(kubeconfig, None, cfg.master or None, pool_size=pool),
                                qps=conn.qps, burst=conn.burst, user_agent=f"policy-scheduler/{__version__} scheduler")
         self.election_rest = RestClient(api_client(kubeconfig, None, cfg.master or None),
@@ -126,10 +133,15 @@ class Daemon:
                                               still_pending=lambda pod: self.pending_pod(pod_key(pod)) is not None)
         backoff = None if self.feature_gates.enabled("PodPriority") else PodBackoff()
         self.requeuer = Requeuer(self.queue, self.pending_pod, backoff)
+        if isinstance(self.queue, PriorityQueue):  # gate PodPriority
+            self.preemptor = Preemptor(
+                self.rest, cache=self.cache, queue=self.queue, requeuer=self.requeuer, recorder=self.recorder,
+                metrics=self.metrics, lookup=self.pending_pod, pdbs=self._pdbs,
+            )
         self.loop = SchedulingLoop(
             cache=self.cache, queue=self.queue, algorithm=self.algorithm, binder=Binder(self.rest),
             recorder=self.recorder, conditions=self.conditions, requeuer=self.requeuer, metrics=self.metrics,
-            bind_workers=self.bind_workers,
+            bind_workers=self.bind_workers, preemptor=self.preemptor,
         )
 
     def _algorithm_source(self) -> AlgorithmSource:
@@ -157,9 +169,15 @@ class Daemon:
             ) from None
 
     def _build(self, source: AlgorithmSource) -> GenericScheduler:
-        return source.build(self.cache.cluster, feature_gates=self.feature_gates,
-                            hard_pod_affinity_symmetric_weight=self.config.hard_pod_affinity_symmetric_weight,
-                            extender_factory=self.extender_factory)
+        scheduler = source.build(self.cache.cluster, feature_gates=self.feature_gates,
+                                 hard_pod_affinity_symmetric_weight=self.config.hard_pod_affinity_symmetric_weight,
+                                 extender_factory=self.extender_factory)
+        if isinstance(self.queue, PriorityQueue):  # gate PodPriority: the queue's nominations count
+            scheduler.nominated_pods = self.queue
+        return scheduler
+
+    def _pdbs(self) -> list[PodDisruptionBudget]:
+        return self.pdb_store.list() if self.pdb_store is not None else []
 
     def algorithm(self) -> GenericScheduler:
         assert self._algorithm is not None
@@ -190,6 +208,15 @@ class Daemon:
             if resource.kind == "Pod":
                 self.pod_reflector = reflector
             self.reflectors.append(reflector)
+        if self.pod_priority:
+            version = next((gv for gv in PDB_RESOURCE.group_versions if gv in served), None)
+            if version is None:
+                log.warning("the API server serves no PodDisruptionBudget version this scheduler reads (%s); "
+                            "preemption will not weigh budgets", ", ".join(PDB_RESOURCE.group_versions))
+            else:
+                self.pdb_store = PDBStore(version)
+                self.reflectors.append(Reflector(self.rest, PDB_RESOURCE.path(version), self.pdb_store,
+                                                 name=PDB_RESOURCE.plural))
         src = self.config.algorithm_source
         if src.policy_configmap_name:
             self.reflectors.append(Reflector(
@@ -342,6 +369,8 @@ class Daemon:
         if not self.loop.wait_for_binds(SHUTDOWN_BIND_GRACE):
             log.warning("in-flight binds did not finish within %.0fs", SHUTDOWN_BIND_GRACE)
         log.info("in-flight binds settled in %.2fs", time.monotonic() - started)
+        if self.preemptor is not None and not self.preemptor.wait(SHUTDOWN_BIND_GRACE):
+            log.warning("in-flight preemptions did not finish within %.0fs", SHUTDOWN_BIND_GRACE)
         elector_stop.set()
         if elector_thread is not None:
             elector_thread.join(timeout=10)
@@ -352,6 +381,8 @@ class Daemon:
             reflector.stop()
         self.writer.stop(timeout=3.0)
         self.loop.shutdown()
+        if self.preemptor is not None:
+            self.preemptor.shutdown()
         if lost:
             log.error("lost lease")
             return EXIT_ERROR

@@ -3,7 +3,9 @@
 One pod at a time: the engine decides under the cache lock (so informer events never interleave with
 a decision), the pod is assumed onto the chosen node, and its bind goes to a bounded pool so the next
 pod is decided while binds are in flight. A failed attempt records a ``FailedScheduling`` event and
-the ``PodScheduled=False`` condition, and re-queues the pod after its back-off.
+the ``PodScheduled=False`` condition, and re-queues the pod after its back-off. With the gate
+``PodPriority`` a FitError is followed by a preemption attempt (:mod:`.preemption`): decided here, its API
+calls made by the preemption worker, which re-queues the pod once they are done.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..model.pod import Pod
 from .binder import Binder, BindOutcome, ExtenderBinder
 from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
 from .metrics import SchedulerMetrics, microseconds
+from .preemption import Preemptor
 from .queue import PodBackoff, SchedulingQueue, pod_key
 
 log = logging.getLogger(__name__)
@@ -50,9 +53,11 @@ class Requeuer:
     def start(self) -> None:
         self._thread.start()
 
-    def requeue(self, pod: Pod, unschedulable: bool) -> None:
+    def requeue(self, pod: Pod, unschedulable: bool, delay: float | None = None) -> None:
+        """Re-queue ``pod`` after its back-off (or after ``delay`` seconds when given)."""
         key = pod_key(pod)
-        delay = self.backoff.next_delay(key) if self.backoff is not None else 0.0
+        if delay is None:
+            delay = self.backoff.next_delay(key) if self.backoff is not None else 0.0
         with self._cond:
             if key in self._waiting:
                 log.debug("Request for pod %s already in flight, abandoning", key)
@@ -96,6 +101,7 @@ class SchedulingLoop:
         requeuer: Requeuer,
         metrics: SchedulerMetrics,
         bind_workers: int = BIND_WORKERS,
+        preemptor: Preemptor | None = None,
     ) -> None:
         self.cache = cache
         self.queue = queue
@@ -105,6 +111,7 @@ class SchedulingLoop:
         self.conditions = conditions
         self.requeuer = requeuer
         self.metrics = metrics
+        self.preemptor = preemptor
         self._pool = ThreadPoolExecutor(max_workers=bind_workers, thread_name_prefix="bind")
         self._in_flight = threading.BoundedSemaphore(bind_workers * 2)
         self._pending_binds = 0
@@ -124,6 +131,7 @@ class SchedulingLoop:
             self.queue.add_unschedulable_if_not_present(pod, False)
             return
         if pod.deletion_timestamp:
+            self.queue.clear_nomination(pod)
             message = f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
             self.recorder.pod_event(pod, WARNING, "FailedScheduling", message)
             return
@@ -140,7 +148,13 @@ class SchedulingLoop:
                 host, error = None, SchedulingError(f"{type(e).__name__}: {e}")
             self.metrics.scheduling_algorithm_latency.observe(microseconds(start, time.monotonic_ns()))
             if host is None:
-                self._failed(pod, error)
+                deferred = False
+                if self.preemptor is not None and isinstance(error, FitError):
+                    try:
+                        deferred = self.preemptor.attempt(pod, error, algorithm)
+                    except Exception:  # an engine bug fails this preemption, not the daemon
+                        log.exception("preemption for %s failed", pod.ref)
+                self._failed(pod, error, requeue=not deferred)
                 return
             if stop is not None and stop.is_set():
                 # Stopped during the decision: bind nothing, leave the pod to whoever schedules next.
@@ -153,6 +167,7 @@ class SchedulingLoop:
                 log.error("scheduler cache AssumePod failed: %s", e)
                 self._error(pod, f"AssumePod failed: {e}", "SchedulerError", str(e), unschedulable=False)
                 return
+            self.queue.clear_nomination(pod)  # 1.11's DeleteNominatedPodIfExists: it is on its node now
             binder = self._binder(algorithm, pod)
         self.metrics.schedule_attempts.labels(result="scheduled").inc()
         self._in_flight.acquire()
@@ -165,15 +180,17 @@ class SchedulingLoop:
         extender = binder_for(algorithm.extenders, pod)
         return self.binder if extender is None else ExtenderBinder(extender)
 
-    def _failed(self, pod: Pod, error: Exception) -> None:
+    def _failed(self, pod: Pod, error: Exception, requeue: bool = True) -> None:
         fit = isinstance(error, FitError)
         self.metrics.schedule_attempts.labels(result="unschedulable" if fit else "error").inc()
         log.info("unschedulable pod=%s reason=%r", pod.ref, str(error))
-        self._error(pod, str(error), "Unschedulable", str(error), unschedulable=fit)
+        self._error(pod, str(error), "Unschedulable", str(error), unschedulable=fit, requeue=requeue)
 
-    def _error(self, pod: Pod, event: str, reason: str, message: str | None, *, unschedulable: bool) -> None:
+    def _error(self, pod: Pod, event: str, reason: str, message: str | None, *, unschedulable: bool,
+               requeue: bool = True) -> None:
         """The error handler, the FailedScheduling event and the PodScheduled=False condition."""
-        self.requeuer.requeue(pod, unschedulable)
+        if requeue:
+            self.requeuer.requeue(pod, unschedulable)
         self.recorder.pod_event(pod, WARNING, "FailedScheduling", event)
         self.conditions.update(pod, "False", reason, message)
 

@@ -21,6 +21,17 @@ from policy_scheduler.kube.rest import RestClient
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ("1.10", "1.26")
+# Extra apiserver flags for pod priority (PriorityClasses served, spec.priority set by the Priority admission
+# plugin): 1.26 has them by default; 1.10 needs the alpha API, the gate and the plugin (the assets' README,
+# "Pod priority on 1.10").
+POD_PRIORITY_ARGS: dict[str, tuple[str, ...]] = {
+    "1.10": (
+        "--apiserver-arg=--runtime-config=scheduling.k8s.io/v1alpha1=true",
+        "--apiserver-arg=--feature-gates=PodPriority=true",
+        "--apiserver-arg=--enable-admission-plugins=NamespaceLifecycle,DefaultTolerationSeconds,Priority",
+    ),
+    "1.26": (),
+}
 
 
 def assets_dir() -> Path:

@@ -395,3 +395,28 @@ def test_the_daemon_runs_with_the_deployments_arguments_and_this_rbac(clients, t
             daemon.wait()
     text = log_path.read_text()
     assert "403" not in text and "Forbidden" not in text and "forbidden" not in text, text[-3000:]
+
+
+def test_preemption_rbac_grants_exactly_what_preemption_adds(clients):
+    """rbac-preemption.yaml: with it the ServiceAccount may delete pods and watch PDBs; without it not."""
+    admin, sa, _ = clients
+    pdbs = "/apis/policy/v1/poddisruptionbudgets"
+    pod = f"/api/v1/namespaces/{WORKLOAD_NS}/pods/victim"
+    admin.post(f"/api/v1/namespaces/{WORKLOAD_NS}/pods", {
+        "metadata": {"name": "victim"}, "spec": {"containers": [{"name": "c", "image": "pause"}]}})
+    assert _status(lambda: sa.get(pdbs)) == 403
+    assert _status(lambda: sa.delete(pod)) == 403
+    extra = documents("rbac-preemption.yaml")
+    for doc in extra:
+        admin.request("POST", KINDS[doc["kind"]].format(ns=""), body=doc, query={"fieldValidation": "Strict"})
+    try:
+        deadline = time.monotonic() + 10  # RBAC changes reach the authorizer through its informers
+        while _status(lambda: sa.get(pdbs)) != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _status(lambda: sa.get(pdbs)) == 200
+        assert _status(lambda: _watch(sa, pdbs)) == 200
+        assert _status(lambda: sa.delete(pod)) == 200
+        assert _status(lambda: sa.delete("/api/v1/nodes/n1")) == 403  # nothing else
+    finally:
+        for doc in extra:
+            admin.delete(KINDS[doc["kind"]].format(ns="") + "/" + doc["metadata"]["name"])
