@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .fields import check_label_selector, obj_field, str_field
+from .fields import check_label_selector, obj_field, object_identity
 from .labels import CompiledSelector, SelectorError, compile_label_selector
 from .pod import Pod
 from .priority import int32_field
@@ -32,10 +32,7 @@ class PodDisruptionBudget:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PodDisruptionBudget:
-        meta = obj_field("PodDisruptionBudget", "metadata", raw.get("metadata"))
-        name = str_field("PodDisruptionBudget", "metadata.name", meta.get("name"))
-        namespace = str_field(f"PodDisruptionBudget {name}", "metadata.namespace", meta.get("namespace"))
-        obj = f"PodDisruptionBudget {namespace}/{name}"
+        _, name, namespace, obj = object_identity("PodDisruptionBudget", raw)
         spec = obj_field(obj, "spec", raw.get("spec"))
         status = obj_field(obj, "status", raw.get("status"))
         selector = check_label_selector(obj, "spec.selector", spec.get("selector"))

@@ -7,7 +7,7 @@ Go's JSON decoder refuses a value of the wrong type for a field; these helpers d
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import ObjectError
 from .quantity import QuantityError, parse_quantity
@@ -29,6 +29,27 @@ def describe(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+class Identity(NamedTuple):
+    """An object's metadata, name and namespace, and how messages name it (``Kind namespace/name``)."""
+
+    meta: dict[str, Any]
+    name: str
+    namespace: str
+    obj: str
+
+
+def object_identity(kind: str, raw: Any, namespaced: bool = True) -> Identity:
+    """Read ``metadata``, ``metadata.name`` and (``namespaced``) ``metadata.namespace`` of a ``kind``."""
+    if not isinstance(raw, dict):
+        raise ObjectError(kind, "", f"expected an object, got {describe(raw)}")
+    meta = obj_field(kind, "metadata", raw.get("metadata"))
+    name = str_field(kind, "metadata.name", meta.get("name"))
+    if not namespaced:
+        return Identity(meta, name, "", f"{kind} {name}")
+    namespace = str_field(f"{kind} {name}", "metadata.namespace", meta.get("namespace"))
+    return Identity(meta, name, namespace, f"{kind} {namespace}/{name}")
 
 
 def obj_field(obj: str, path: str, raw: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ObjectError
-from .fields import bool_field, int_field, obj_field, str_field
+from .fields import bool_field, int_field, object_identity, str_field
 
 #: ``HighestUserDefinablePriority`` x 2 and + 1000: resolved in memory by the admission plugin.
 SYSTEM_PRIORITY_CLASSES: dict[str, int] = {
@@ -48,9 +48,7 @@ class PriorityClass:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PriorityClass:
-        meta = obj_field("PriorityClass", "metadata", raw.get("metadata"))
-        name = str_field("PriorityClass", "metadata.name", meta.get("name"))
-        obj = f"PriorityClass {name}"
+        _, name, _, obj = object_identity("PriorityClass", raw, namespaced=False)
         return cls(
             name,
             int32_field(obj, "value", raw.get("value")),

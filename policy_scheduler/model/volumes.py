@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .fields import obj_field, str_field, string_map
+from .fields import obj_field, object_identity, str_field, string_map
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,9 +17,7 @@ class PersistentVolume:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PersistentVolume:
-        meta = obj_field("PersistentVolume", "metadata", raw.get("metadata"))
-        name = str_field("PersistentVolume", "metadata.name", meta.get("name"))
-        obj = f"PersistentVolume {name}"
+        meta, name, _, obj = object_identity("PersistentVolume", raw, namespaced=False)
         labels = string_map(obj, "metadata.labels", meta.get("labels"))
         return cls(name, labels, obj_field(obj, "spec", raw.get("spec")), raw)
 
@@ -34,10 +32,7 @@ class PersistentVolumeClaim:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PersistentVolumeClaim:
-        meta = obj_field("PersistentVolumeClaim", "metadata", raw.get("metadata"))
-        name = str_field("PersistentVolumeClaim", "metadata.name", meta.get("name"))
-        namespace = str_field(f"PersistentVolumeClaim {name}", "metadata.namespace", meta.get("namespace"))
-        obj = f"PersistentVolumeClaim {namespace}/{name}"
+        meta, name, namespace, obj = object_identity("PersistentVolumeClaim", raw)
         spec = obj_field(obj, "spec", raw.get("spec"))
         # The beta annotation wins over the field in 1.9 (v1helper.GetPersistentVolumeClaimClass).
         annotations = string_map(obj, "metadata.annotations", meta.get("annotations"))
@@ -57,7 +52,6 @@ class StorageClass:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> StorageClass:
-        meta = obj_field("StorageClass", "metadata", raw.get("metadata"))
-        name = str_field("StorageClass", "metadata.name", meta.get("name"))
+        _, name, _, obj = object_identity("StorageClass", raw, namespaced=False)
         mode = raw.get("volumeBindingMode")
-        return cls(name, None if mode is None else str_field(f"StorageClass {name}", "volumeBindingMode", mode), raw)
+        return cls(name, None if mode is None else str_field(obj, "volumeBindingMode", mode), raw)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ObjectError
-from .fields import check_label_selector, obj_field, str_field, string_map
+from .fields import check_label_selector, obj_field, object_identity, string_map
 from .labels import CompiledSelector, Selector, compile_label_selector, selector_from_set
 
 
@@ -65,9 +64,5 @@ class LabelSelectedController:
 
 def _identity(kind: str, raw: Any) -> tuple[str, str, dict[str, Any]]:
     """``(name, namespace, spec)`` of a namespaced object, wrong types raising :class:`ObjectError`."""
-    if not isinstance(raw, dict):
-        raise ObjectError(kind, "", "expected an object")
-    meta = obj_field(kind, "metadata", raw.get("metadata"))
-    name = str_field(kind, "metadata.name", meta.get("name"))
-    namespace = str_field(f"{kind} {name}", "metadata.namespace", meta.get("namespace"))
-    return name, namespace, obj_field(f"{kind} {namespace}/{name}", "spec", raw.get("spec"))
+    _, name, namespace, obj = object_identity(kind, raw)
+    return name, namespace, obj_field(obj, "spec", raw.get("spec"))
