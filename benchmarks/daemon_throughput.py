@@ -239,7 +239,7 @@ def vm_hwm_mb(pid: int) -> float | None:
     return None
 
 
-def daemon_command(kubeconfig: str, bind_workers: int | None) -> list[str]:
+def daemon_command(kubeconfig: str, bind_workers: int | None, feature_gates: str = "") -> list[str]:
     exe = shutil.which("policy-scheduler")
     cmd = [exe] if exe else [sys.executable, "-m", "policy_scheduler.cli"]
     cmd += [
@@ -248,6 +248,8 @@ def daemon_command(kubeconfig: str, bind_workers: int | None) -> list[str]:
     ]
     if bind_workers:
         cmd += ["--bind-workers", str(bind_workers)]
+    if feature_gates:
+        cmd += ["--feature-gates", feature_gates]
     return cmd
 
 
@@ -301,7 +303,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     watch = BindWatch(RestClient(api_client(kubeconfig, pool_size=2), qps=0, burst=1), resource_version, wanted)
     watch.start()
     log_path = workdir / "daemon.log"
-    cmd = daemon_command(kubeconfig, args.bind_workers)
+    cmd = daemon_command(kubeconfig, args.bind_workers, args.feature_gates)
     progress(f"starting the daemon: {' '.join(cmd)} (log {log_path})")
     with open(log_path, "wb") as log:
         started = time.perf_counter()
@@ -360,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--version", default="1.26", choices=("1.10", "1.26"), help="envtest API server line")
     parser.add_argument("--bind-workers", type=int, default=None, help="the daemon's --bind-workers (its default if unset)")
+    parser.add_argument("--feature-gates", default="",
+                        help="the daemon's --feature-gates, e.g. PodPriority=true (priority queue, nominations)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the work directory (daemon.log, envtest state); the API server is stopped anyway")
     args = parser.parse_args(argv)

@@ -563,8 +563,9 @@ class GenericScheduler:
     def _nominated_verdicts(self, pod: Pod, meta: Any, cols: NodeColumns, mask: np.ndarray) -> bool:
         """Replace the vectorised verdict of each node holding nominated pods by the reference two-pass
         one; False when a predicate errs there (the reference path then decides, and raises)."""
-        for i, name in enumerate(cols.names):
-            if not nominated_elsewhere(self.nominated_pods, pod, name):
+        for name in self.nominated_pods.nominated_nodes():
+            i = cols.index.get(name)
+            if i is None or not nominated_elsewhere(self.nominated_pods, pod, name):
                 continue
             try:
                 mask[i] = not self.pod_fits_on_node(pod, meta, cols.infos[i])

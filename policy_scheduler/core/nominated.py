@@ -48,6 +48,10 @@ class NominatedPodLister(Protocol):
         """The node ``pod`` is nominated to, None when it has no nomination."""
         ...
 
+    def nominated_nodes(self) -> list[str]:
+        """The nodes some pod is nominated to (usually few: the vectorised path visits only these)."""
+        ...
+
 
 class NominatedPods:
     """An index of nominated pods: node name -> pods in nomination order, and pod key -> node."""
@@ -85,6 +89,9 @@ class NominatedPods:
 
     def node_for(self, pod: Pod) -> str | None:
         return self._node_of.get(pod.key)
+
+    def nominated_nodes(self) -> list[str]:
+        return list(self._by_node)
 
     def __len__(self) -> int:
         return len(self._node_of)

@@ -264,6 +264,10 @@ class PriorityQueue:
         with self._cond:
             return self._forget(pod_key(pod))
 
+    def nominated_nodes(self) -> list[str]:
+        with self._cond:
+            return list(self._by_node)
+
     def nominations(self) -> dict[str, list[str]]:
         """node -> ``namespace/name`` of the pods nominated there, in nomination order (for tests and logs)."""
         with self._cond:
