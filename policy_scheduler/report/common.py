@@ -10,9 +10,28 @@ from typing import Any
 
 from ..predicates.reasons import describe
 from .tables import Column, Table
+from .units import percent
 
 _FIT_ERROR = re.compile(r"^0/\d+ nodes are available: (?P<histogram>.*)\.$", re.DOTALL)
 _COUNT = re.compile(r"^(?P<n>\d+) (?P<reason>.+)$", re.DOTALL)
+
+
+Triple = tuple[int, int, int]  # millicores, bytes, pods
+
+
+@dataclass
+class NodeUsage:
+    """A node's allocatable and requested (cpu, memory, pods) before the simulated queue; subclasses add
+    the requests after it (simulate) or under policies A and B (compare)."""
+
+    name: str
+    zone: str | None
+    allocatable: Triple
+    before: Triple
+
+    def pct(self, which: str, i: int) -> float | None:
+        """Percent of allocatable the field ``which`` requests, for resource ``i`` of the triple."""
+        return percent(getattr(self, which)[i], self.allocatable[i])
 
 
 @dataclass

@@ -9,16 +9,15 @@ from typing import Any
 from markupsafe import Markup
 
 from . import charts
-from .common import Card, Page, extras, plural
+from .common import Card, NodeUsage, Page, Triple, extras, plural
 from .tables import Column, Table
-from .units import binary_bytes, cores, percent, usage
+from .units import binary_bytes, cores, usage
 
 UNSCHEDULABLE = "unschedulable"
 TOP_FLOW_NODES = 14
 TOP_NODES = 30
 KNOWN_KEYS = ("kind", "a", "b", "pods", "differences", "scheduled", "nodes")
 
-Triple = tuple[int, int, int]
 
 
 @dataclass
@@ -47,16 +46,9 @@ class Move:
 
 
 @dataclass
-class NodeModel:
-    name: str
-    zone: str | None
-    allocatable: Triple
-    before: Triple
+class NodeModel(NodeUsage):
     a: Triple
     b: Triple
-
-    def pct(self, which: str, i: int) -> float | None:
-        return percent(getattr(self, which)[i], self.allocatable[i])
 
     @property
     def difference(self) -> float:

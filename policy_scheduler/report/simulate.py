@@ -9,7 +9,7 @@ from typing import Any
 from markupsafe import Markup
 
 from . import charts
-from .common import Card, Page, cell_text, extras, plural, reason_histogram
+from .common import Card, NodeUsage, Page, Triple, cell_text, extras, plural, reason_histogram
 from .tables import Column, Table
 from .units import binary_bytes, cores, millicores, pct_text, percent, usage
 
@@ -21,15 +21,8 @@ NO_ZONE = "(no zone)"
 KNOWN_KEYS = ("kind", "algorithm", "placements", "nodes")
 KNOWN_PLACEMENT_KEYS = ("pod", "node", "error", "requests", "workload", "reasons", "explain")
 
-Triple = tuple[int, int, int]  # millicores, bytes, pods
-
-
 @dataclass
-class NodeModel:
-    name: str
-    zone: str | None
-    allocatable: Triple
-    before: Triple
+class NodeModel(NodeUsage):
     after: Triple
     before_by_namespace: dict[str, Triple] = field(default_factory=dict)
     after_by_namespace: dict[str, Triple] = field(default_factory=dict)
@@ -39,9 +32,6 @@ class NodeModel:
     @property
     def pods_added(self) -> int:
         return self.after[2] - self.before[2]
-
-    def pct(self, which: str, i: int) -> float | None:
-        return percent(getattr(self, which)[i], self.allocatable[i])
 
     @property
     def fullness(self) -> float:
