@@ -1,10 +1,12 @@
 """The example plugin pip-installed for real, and the command line driven in that environment.
 
-Once per module: a virtual environment over the system site-packages (so the engine's dependencies
-are there), this checkout put first on its path, then ``pip install --no-deps --no-build-isolation``
-of ``examples/plugin`` and of a broken plugin made here (one entry point whose import fails, one that
-registers a built-in's name). No network is used; building needs setuptools and wheel (the ``test``
-extra). Every command then runs as ``<venv>/bin/python -m policy_scheduler.cli``.
+Once per module: ``examples/plugin`` and a broken plugin made here (one entry point whose import fails,
+one that registers a built-in's name) are built into wheels by the interpreter running the suite
+(``pip wheel --no-build-isolation``: setuptools and wheel come from the ``test`` extra), then installed
+with ``pip install --no-deps`` into a new virtual environment that sees the running interpreter's
+site-packages (the engine's dependencies) and this checkout first on its path. It works the same
+whether the suite runs in a venv or in the system interpreter, and uses no network. Every command
+then runs as ``<venv>/bin/python -m policy_scheduler.cli``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import textwrap
@@ -95,14 +98,6 @@ def venv(tmp_path_factory) -> Path:
         "building the example plugin offline needs setuptools with wheel (pip install -e '.[test]')"
     )
     tmp = tmp_path_factory.mktemp("plugin-venv")
-    env_dir = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(env_dir)], check=True)
-    python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()
-    # This checkout before any other installed copy of policy-scheduler (.pth lines precede the
-    # system site-packages, where an editable install may point elsewhere).
-    (Path(purelib) / "policy_scheduler_checkout.pth").write_text(f"{ROOT}\n")
     # Build from copies, so the source tree gets no build/ or egg-info.
     example = shutil.copytree(EXAMPLE, tmp / "example-plugin", ignore=shutil.ignore_patterns(
         "tests", "cluster", "__pycache__", "build", "*.egg-info", ".pytest_cache"))
@@ -110,10 +105,30 @@ def venv(tmp_path_factory) -> Path:
     for name, text in BROKEN_FILES.items():
         (broken / name).parent.mkdir(parents=True, exist_ok=True)
         (broken / name).write_text(textwrap.dedent(text))
-    # pip itself comes from the system site-packages and installs into the venv.
+    # Wheels built by the interpreter running the suite, whose build backend the test extra installs
+    # (a venv or the system interpreter alike); installing a wheel then needs no backend.
+    wheels = tmp / "wheels"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-         "--disable-pip-version-check", str(example), str(broken)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+         "--disable-pip-version-check", "-w", str(wheels), str(example), str(broken)],
+        check=True, capture_output=True, text=True, cwd=tmp,
+    )
+    env_dir = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
+    python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    # The venv sees what the running interpreter sees (the engine's dependencies and pip), after its own
+    # site-packages, with this checkout first of all (an installed copy of policy-scheduler elsewhere
+    # must not win). .pth files run in name order; an "import" line runs, so the running
+    # interpreter's site directories are added with their own .pth files processed.
+    (Path(purelib) / "00_policy_scheduler_checkout.pth").write_text(f"{ROOT}\n")
+    site_dirs = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    (Path(purelib) / "01_suite_site_packages.pth").write_text(
+        f"import site; list(map(site.addsitedir, {site_dirs!r}))\n")
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--disable-pip-version-check",
+         *map(str, sorted(wheels.glob("*.whl")))],
         check=True, capture_output=True, text=True, cwd=tmp,
     )
     return python
