@@ -123,13 +123,14 @@ def string_map(obj: str, path: str, raw: Any) -> dict[str, str]:
 
 
 def check_label_selector(obj: str, path: str, raw: Any) -> dict[str, Any] | None:
-    """A ``metav1.LabelSelector``'s field types (operators and values are checked when compiled)."""
+    """A ``metav1.LabelSelector``'s field types (operators and values are checked when compiled),
+    returned with null requirements as empty objects, as Go decodes them."""
     sel = opt_obj_field(obj, path, raw)
     if sel is None:
         return None
     string_map(obj, f"{path}.matchLabels", sel.get("matchLabels"))
-    check_requirements(obj, f"{path}.matchExpressions", sel.get("matchExpressions"))
-    return sel
+    exprs = check_requirements(obj, f"{path}.matchExpressions", sel.get("matchExpressions"))
+    return {**sel, "matchExpressions": exprs} if exprs else sel
 
 
 def check_requirements(obj: str, path: str, raw: Any) -> list[dict[str, Any]]:

@@ -15,12 +15,12 @@ from .fields import (
     obj_list_field,
     resource_list_field,
     str_field,
-    str_list_field,
     string_map,
 )
 from .quantity import milli_value, parse_quantity, value
 from .resources import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, Resource
 from .taints import Toleration
+from .volumes import check_volume_source
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,17 +200,6 @@ def _timestamp(raw: Any) -> str | None:
 
 _string_map = string_map
 
-# Fields of the volume sources the volume predicates read, with their types.
-_VOLUME_SOURCE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
-    "gcePersistentDisk": (("pdName", "str"), ("readOnly", "bool")),
-    "awsElasticBlockStore": (("volumeID", "str"), ("readOnly", "bool")),
-    "azureDisk": (("diskName", "str"), ("diskURI", "str"), ("readOnly", "bool")),
-    "iscsi": (("iqn", "str"), ("targetPortal", "str"), ("readOnly", "bool")),
-    "rbd": (("monitors", "strs"), ("pool", "str"), ("image", "str"), ("readOnly", "bool")),
-    "persistentVolumeClaim": (("claimName", "str"), ("readOnly", "bool")),
-}
-
-
 def _volumes(obj: str, raw: Any) -> tuple[dict, ...]:
     """``spec.volumes``: objects whose sources are objects; the fields the predicates read typed."""
     volumes = obj_list_field(obj, "spec.volumes", raw)
@@ -219,11 +208,7 @@ def _volumes(obj: str, raw: Any) -> tuple[dict, ...]:
         for key, source in v.items():
             if key == "name":
                 continue
-            path = f"spec.volumes[{i}].{key}"
-            src = obj_field(obj, path, source)
-            for name, kind in _VOLUME_SOURCE_FIELDS.get(key, ()):
-                check = str_field if kind == "str" else bool_field if kind == "bool" else str_list_field
-                check(obj, f"{path}.{name}", src.get(name))
+            check_volume_source(obj, f"spec.volumes[{i}].{key}", key, source)
     return tuple(v or {} for v in volumes)
 
 

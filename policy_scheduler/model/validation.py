@@ -165,6 +165,7 @@ def _check_affinity(obj: str, affinity: Mapping[str, Any]) -> None:
             _check_requirements(obj, f"{path}[{i}].matchExpressions", (term or {}).get("matchExpressions") or [],
                                 NODE_SELECTOR_OPERATORS)
     for i, pref in enumerate(node.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+        pref = pref or {}  # a null item is the zero value, as Go decodes it
         path = f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
         _check_weight(obj, f"{path}.weight", pref.get("weight"))
         _check_requirements(obj, f"{path}.preference.matchExpressions",
@@ -176,6 +177,7 @@ def _check_affinity(obj: str, affinity: Mapping[str, Any]) -> None:
             check_label_selector(obj, f"{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}].labelSelector",
                                  (term or {}).get("labelSelector"))
         for i, weighted in enumerate(pod_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+            weighted = weighted or {}
             path = f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
             _check_weight(obj, f"{path}.weight", weighted.get("weight"))
             check_label_selector(obj, f"{path}.podAffinityTerm.labelSelector",

@@ -21,7 +21,7 @@ import yaml
 from ..cache.cluster import ClusterState
 from ..errors import ObjectError, SnapshotError
 from ..model.disruption import PodDisruptionBudget
-from ..model.fields import describe
+from ..model.fields import describe, string_map
 from ..model.node import Node
 from ..model.openapi import OpenAPIValidator
 from ..model.pod import Pod
@@ -302,8 +302,8 @@ def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any], api_rules: b
         snapshot.pods.append(pod)
         return
     what = _describe_object(kind, obj)
-    labels = obj["metadata"].get("labels")
-    if api_rules and isinstance(labels, dict):
+    labels = string_map(what, "metadata.labels", obj["metadata"].get("labels"))
+    if api_rules:
         check_labels(what, "metadata.labels", labels)
     if kind == "Service":
         service = Service.from_dict(obj)
@@ -318,7 +318,7 @@ def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any], api_rules: b
     elif kind in ("ReplicaSet", "StatefulSet"):
         controller = LabelSelectedController.from_dict(kind, obj)
         if api_rules:
-            check_label_selector(what, "spec.selector", obj["spec"].get("selector"))
+            check_label_selector(what, "spec.selector", (obj.get("spec") or {}).get("selector"))
         (snapshot.replica_sets if kind == "ReplicaSet" else snapshot.stateful_sets).append(controller)
     elif kind == "PersistentVolume":
         snapshot.persistent_volumes.append(PersistentVolume.from_dict(obj))

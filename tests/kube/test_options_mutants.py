@@ -5,26 +5,21 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
 
+import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
 
 from policy_scheduler.errors import UserError
 from policy_scheduler.kube.options import load_config_file, validate_configuration
 from tests.kube.test_options import EXAMPLE
-from tests.offline.test_malformed_manifests import WRONG_VALUES, field_paths, mutate
+from tests.mutants import draw, field_paths, mutate
 
 DOCUMENT = yaml.safe_load(EXAMPLE)
 
 
-@settings(
-    max_examples=200, deadline=None, derandomize=True, database=None,
-    suppress_health_check=[HealthCheck.too_slow], phases=[Phase.explicit, Phase.generate],
-)
-@given(path=st.sampled_from(field_paths(DOCUMENT)), new=WRONG_VALUES, delete=st.integers(0, 5).map(lambda n: n == 0))
-def test_mutated_config_file_never_crashes(path: tuple, new: Any, delete: bool) -> None:
+@pytest.mark.parametrize("seed", range(200))
+def test_mutated_config_file_never_crashes(seed: int) -> None:
+    _, path, new, delete = draw(seed, field_paths(DOCUMENT))
     mutant = mutate(DOCUMENT, path, new, delete)
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / "sched.yaml"

@@ -1,14 +1,16 @@
-"""Malformed input never crashes: the bundled example cluster and a policy file, mutated at random.
+"""Malformed input never crashes: the bundled example cluster and a policy file, mutated.
 
 Each mutant replaces one field (anywhere in one object) with a value of a random, usually wrong, type, or
 deletes it. ``simulate`` must then either work or fail with exactly one ``error: `` line (exit 2) naming
 the file and the object; never an exception. Most mutants are loaded and simulated in-process (the same
 functions the CLI calls, ``user_errors`` rendering reproduced); some go through the CLI end to end.
+Mutants are drawn from explicit seeds (:mod:`tests.mutants`), the same on every machine; every field of
+the cluster is also hit once with the schema check off, where only the typed readers and the API
+server's rules stand between a wrong type and the engine.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import tempfile
 from collections import Counter
@@ -16,77 +18,41 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
 
 from policy_scheduler.cli import _builder, _source, main
 from policy_scheduler.errors import UserError
 from policy_scheduler.model.openapi import OpenAPIValidator, resolve_version
-from policy_scheduler.offline.examples import default_cluster_path
+from policy_scheduler.offline.examples import default_cluster_path, priority_cluster_path
 from policy_scheduler.offline.simulate import simulate as run_simulation
 from policy_scheduler.offline.snapshot import CLUSTER_SCOPED, Checks, Snapshot, add_object, load_snapshot
+from tests.mutants import Path_, draw, field_paths, mutate
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = ROOT / "policies" / "default-provider.json"
 CLI_EVERY = 10  # one mutant in this many runs through the CLI end to end
 
-Path_ = tuple[str | int, ...]
-
-WRONG_VALUES = st.one_of(
-    st.integers(min_value=-(2**40), max_value=2**40),
-    st.integers(max_value=-1),
-    st.booleans(),
-    st.text(max_size=6),
-    st.lists(st.one_of(st.integers(), st.text(max_size=3)), max_size=2),
-    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-    st.none(),
-    st.floats(allow_nan=True, allow_infinity=True),
-)
-
-
 @cache
-def cluster_documents() -> tuple[tuple[str, tuple[tuple[int, Any], ...]], ...]:
+def cluster_documents(directory: Path | None = None) -> tuple[tuple[str, tuple[tuple[int, Any], ...]], ...]:
     """``(file name, ((document index, object), ...))`` for every file of the example cluster."""
     out = []
-    for path in sorted(default_cluster_path().glob("*.yaml")):
+    for path in sorted((directory or default_cluster_path()).glob("*.yaml")):
         docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
         out.append((path.name, tuple((i, d) for i, d in enumerate(docs) if d is not None)))
     return tuple(out)
 
 
-def field_paths(value: Any, prefix: Path_ = ()) -> list[Path_]:
-    """Every path inside ``value`` (the empty path, the whole value, excluded)."""
-    paths: list[Path_] = []
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in items:
-        paths.append((*prefix, key))
-        paths.extend(field_paths(child, (*prefix, key)))
-    return paths
-
-
 @cache
-def cluster_targets() -> tuple[tuple[int, int, Path_], ...]:
+def cluster_targets(directory: Path | None = None) -> tuple[tuple[int, int, Path_], ...]:
     """``(file position, document position, field path)`` of every field of every document."""
     return tuple(
         (f, d, path)
-        for f, (_, docs) in enumerate(cluster_documents())
+        for f, (_, docs) in enumerate(cluster_documents(directory))
         for d, (_, doc) in enumerate(docs)
         for path in field_paths(doc)
     )
-
-
-def mutate(doc: Any, path: Path_, new: Any, delete: bool) -> Any:
-    doc = copy.deepcopy(doc)
-    parent = doc
-    for key in path[:-1]:
-        parent = parent[key]
-    if delete:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = new
-    return doc
 
 
 def expected_names(doc: dict[str, Any], path: Path_) -> list[str]:
@@ -135,25 +101,65 @@ def check_cli(args: list[str], file_name: str, names: list[str]) -> None:
         assert_one_line_error(result.output, file_name, names)
 
 
-@settings(
-    max_examples=300, deadline=None, derandomize=True, database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    phases=[Phase.explicit, Phase.generate],  # shrinking a snapshot-sized example takes minutes
-)
-@given(
-    target=st.sampled_from(cluster_targets()),
-    new=WRONG_VALUES,
-    delete=st.integers(0, 5).map(lambda n: n == 0),
-    via_cli=st.integers(0, CLI_EVERY - 1).map(lambda n: n == 0),
-    with_schema=st.booleans(),
-)
-def test_mutated_cluster_never_crashes(
-    target: tuple[int, int, Path_], new: Any, delete: bool, via_cli: bool, with_schema: bool
-) -> None:
+# Crashes found before, kept as explicit cases: (target, new value, delete, via CLI, with schema).
+CLUSTER_REGRESSIONS = {
+    # A Service's label value of the wrong type reached the label-value check (issue 16).
+    "service-label-value-map": ((3, 0, ("items", 5, "metadata", "labels", "app")), {"": 7972191419}, False, False, False),
+    "service-labels-map-of-int": ((3, 0, ("items", 0, "metadata", "labels")), {"k": 1}, False, False, False),
+    "null-preferred-node-affinity-term": (
+        (1, 16, ("spec", "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution", 0)),
+        None, False, False, False),
+    "null-preferred-pod-affinity-term": (
+        (1, 20, ("spec", "affinity", "podAffinity", "preferredDuringSchedulingIgnoredDuringExecution", 0)),
+        None, False, False, False),
+    "null-label-selector-requirement": (
+        (1, 31, ("spec", "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution", 0,
+                 "labelSelector", "matchExpressions", 0)), None, False, False, False),
+    "replicaset-null-spec": ((3, 1, ("spec",)), None, False, False, False),
+    "replicaset-no-spec": ((3, 1, ("spec",)), None, True, False, False),
+    "pv-volume-id-list": ((3, 7, ("spec", "awsElasticBlockStore", "volumeID")), [1], False, False, False),
+}
+
+
+@pytest.mark.parametrize("case", CLUSTER_REGRESSIONS.values(), ids=CLUSTER_REGRESSIONS.keys())
+def test_mutated_cluster_regressions(case: tuple) -> None:
+    target, new, delete, via_cli, with_schema = case
+    assert target in cluster_targets(), "the example cluster changed: re-aim this case"
+    check_cluster_mutant(target, new, delete, via_cli, with_schema)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_mutated_cluster_never_crashes(seed: int) -> None:
     """In-process mutants are loaded with the OpenAPI schema or without it (so that the typed readers
     and the API server's rules meet wrong types too); the CLI always validates."""
+    rng, target, new, delete = draw(seed, cluster_targets())
+    check_cluster_mutant(target, new, delete, via_cli=rng.randrange(CLI_EVERY) == 0, with_schema=rng.random() < 0.5)
+
+
+EVERY_FIELD_VALUES = (7, -3, True, "x", "", [1], ["a"], {"k": 1}, {}, None, 1.5, float("nan"), "DELETE")
+
+
+@pytest.mark.parametrize("directory", [default_cluster_path(), priority_cluster_path()], ids=["default", "priority"])
+def test_every_cluster_field_of_a_wrong_type_never_crashes(directory: Path) -> None:
+    """Every field of every object of the bundled clusters (between them every kind a snapshot reads),
+    schema off, each with one of a rotation of wrong values (or deleted): all failures are collected,
+    so one run lists every crash."""
+    crashes = []
+    for i, target in enumerate(cluster_targets(directory)):
+        new = EVERY_FIELD_VALUES[i % len(EVERY_FIELD_VALUES)]
+        try:
+            check_cluster_mutant(target, None if new == "DELETE" else new, new == "DELETE", False, False, directory)
+        except AssertionError as e:
+            crashes.append(f"{target} <- {new!r}: {str(e).splitlines()[0]}")
+        except Exception as e:  # noqa: BLE001 - the point of the test: name every crash
+            crashes.append(f"{target} <- {new!r}: {type(e).__name__}: {e}")
+    assert not crashes, "\n".join(crashes)
+
+
+def check_cluster_mutant(target: tuple[int, int, Path_], new: Any, delete: bool, via_cli: bool,
+                         with_schema: bool, directory: Path | None = None) -> None:
     f, d, path = target
-    files = cluster_documents()
+    files = cluster_documents(directory)
     file_name, docs = files[f]
     index, doc = docs[d]
     mutant = mutate(doc, path, new, delete)
@@ -196,24 +202,15 @@ def example_snapshot() -> Snapshot:
     return load_snapshot([default_cluster_path()])
 
 
-@settings(
-    max_examples=150, deadline=None, derandomize=True, database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    phases=[Phase.explicit, Phase.generate],
-)
-@given(
-    path=st.sampled_from(field_paths(json.loads(POLICY.read_text(encoding="utf-8")))),
-    new=WRONG_VALUES,
-    delete=st.integers(0, 5).map(lambda n: n == 0),
-    via_cli=st.integers(0, CLI_EVERY - 1).map(lambda n: n == 0),
-)
-def test_mutated_policy_never_crashes(path: Path_, new: Any, delete: bool, via_cli: bool) -> None:
+@pytest.mark.parametrize("seed", range(150))
+def test_mutated_policy_never_crashes(seed: int) -> None:
+    rng, path, new, delete = draw(seed, field_paths(policy_document()))
     mutant = mutate(policy_document(), path, new, delete)
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / POLICY.name
         # NaN and infinities are written as Python's json writes them (NaN, Infinity), which Go rejects.
         file.write_text(json.dumps(mutant), encoding="utf-8")
-        if via_cli:
+        if rng.randrange(CLI_EVERY) == 0:
             check_cli(["simulate", "--policy-config-file", str(file)], str(file), [])
             return
         try:
