@@ -1,8 +1,10 @@
-"""Feature gates that change scheduling in 1.9 (all alpha, all off by default)."""
+"""The switches that change scheduling: 1.9's feature gates (all alpha, all off by default), and which
+rules apply to the pod fields 1.9 never knew (:class:`Rules`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import Enum
 
 from .errors import UserError
 
@@ -18,10 +20,24 @@ KNOWN_GATES: dict[str, bool] = {
 }
 
 
-class FeatureGates:
-    """An immutable set of gate values; unknown names are rejected like upstream's flag parser."""
+class Rules(str, Enum):
+    """Which rules decide for what a pod carries that 1.9 never knew (overhead, native sidecars, init
+    containers in node accounting, topology spread, scheduling gates, ``preemptionPolicy``, late-bound
+    volumes, fields we refuse). ``CLUSTER`` (the default): the server's rules, as the modern
+    kube-scheduler keeps them. ``V1_9``: pure 1.9, those fields ignored as upstream 1.9 ignored them
+    (to replay what 1.9 would have done, or to ``compare`` against it). Pods that carry none of those
+    fields get 1.9's decisions under both."""
 
-    def __init__(self, values: Mapping[str, bool] | None = None) -> None:
+    CLUSTER = "cluster"
+    V1_9 = "1.9"
+
+
+class FeatureGates:
+    """An immutable set of gate values, and the :class:`Rules` for fields 1.9 never knew (carried with
+    the gates because everything that builds or drives a scheduler receives them); unknown gate names
+    are rejected like upstream's flag parser."""
+
+    def __init__(self, values: Mapping[str, bool] | None = None, rules: Rules = Rules.CLUSTER) -> None:
         merged = dict(KNOWN_GATES)
         for name, on in (values or {}).items():
             if name not in KNOWN_GATES:
@@ -30,9 +46,18 @@ class FeatureGates:
                 raise UserError(f"invalid value of {name}: {on!r}, err: expected true or false")
             merged[name] = on
         self._values = merged
+        self.rules = Rules(rules)
+
+    @property
+    def cluster_rules(self) -> bool:
+        """True when the server's rules apply to the fields 1.9 never knew."""
+        return self.rules is Rules.CLUSTER
+
+    def with_rules(self, rules: Rules | str) -> FeatureGates:
+        return FeatureGates(self._values, Rules(rules))
 
     @classmethod
-    def parse(cls, text: str | None) -> FeatureGates:
+    def parse(cls, text: str | None, rules: Rules | str = Rules.CLUSTER) -> FeatureGates:
         """Parse ``Key=true,Key2=false`` (the ``--feature-gates`` flag syntax)."""
         values: dict[str, bool] = {}
         for item in (text or "").split(","):
@@ -46,7 +71,7 @@ class FeatureGates:
             if raw not in ("true", "false", "1", "0", "t", "f"):
                 raise UserError(f"invalid value of {name.strip()}: {raw}, err: strconv.ParseBool: parsing {raw!r}: invalid syntax")
             values[name.strip()] = raw in ("true", "1", "t")
-        return cls(values)
+        return cls(values, Rules(rules))
 
     def enabled(self, name: str) -> bool:
         return self._values[name]
@@ -56,7 +81,7 @@ class FeatureGates:
 
     def __repr__(self) -> str:
         on = ",".join(f"{k}=true" for k, v in sorted(self._values.items()) if v)
-        return f"FeatureGates({on})"
+        return f"FeatureGates({on})" if self.cluster_rules else f"FeatureGates({on}; rules={self.rules.value})"
 
 
 DEFAULT_FEATURE_GATES = FeatureGates()

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import ObjectError
+from ..features import Rules
 from .affinity import Affinity, parse_affinity
 from .fields import (
     bool_field,
@@ -29,6 +30,12 @@ class Container:
     image: str
     requests: dict[str, Any]
     limits: dict[str, Any]
+    # An init container's restartPolicy: "Always" makes it a native sidecar (1.28+); "" otherwise.
+    restart_policy: str = ""
+
+    @property
+    def is_sidecar(self) -> bool:
+        return self.restart_policy == "Always"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +57,7 @@ def _parse_containers(obj: str, path: str, raw: Any) -> tuple[Container, ...]:
                 image=str_field(obj, f"{path}[{i}].image", c.get("image")),
                 requests=resource_list_field(obj, f"{path}[{i}].resources.requests", res.get("requests")),
                 limits=resource_list_field(obj, f"{path}[{i}].resources.limits", res.get("limits")),
+                restart_policy=str_field(obj, f"{path}[{i}].restartPolicy", c.get("restartPolicy")),
             )
         )
     return tuple(out)
@@ -77,10 +85,13 @@ class Pod:
         "creation_timestamp", "deletion_timestamp", "phase", "owner_references", "containers",
         "init_containers", "volumes", "tolerations", "affinity", "priority", "node_selector",
         "request", "container_request", "nonzero_milli_cpu", "nonzero_memory", "limits",
-        "host_ports", "best_effort", "key",
+        "host_ports", "best_effort", "key", "rules", "overhead", "pod_level_requests", "scheduling_gates",
+        "preemption_policy",
     )
 
-    def __init__(self, raw: dict[str, Any]) -> None:
+    def __init__(self, raw: dict[str, Any], rules: Rules = Rules.CLUSTER) -> None:
+        """Parse ``raw``; ``rules`` decides how what 1.9 never knew counts (:class:`~..features.Rules`):
+        the resources below, and what the engine reads of the gates and policies kept here."""
         if not isinstance(raw, dict):
             raise ObjectError("Pod", "", f"expected an object, got {type(raw).__name__}")
         self.raw = raw
@@ -118,10 +129,26 @@ class Pod:
         self.node_selector: dict[str, str] = _string_map(obj, "spec.nodeSelector", spec.get("nodeSelector"))
         self.host_ports = _host_ports(obj, spec.get("containers"))
         self.key = self.uid or f"{self.namespace}/{self.name}"
-        self._compute_resources()
+        self.rules = rules
+        # Fields 1.9 never knew, parsed whatever the rules (the engine decides what they mean).
+        self.overhead: dict[str, Any] = resource_list_field(obj, "spec.overhead", spec.get("overhead"))
+        pod_resources = obj_field(obj, "spec.resources", spec.get("resources"))
+        self.pod_level_requests: dict[str, Any] = resource_list_field(
+            obj, "spec.resources.requests", pod_resources.get("requests"))
+        resource_list_field(obj, "spec.resources.limits", pod_resources.get("limits"))
+        self.scheduling_gates: tuple[str, ...] = tuple(
+            str_field(obj, f"spec.schedulingGates[{i}].name", g.get("name"))
+            for i, g in enumerate(obj_list_field(obj, "spec.schedulingGates", spec.get("schedulingGates")))
+        )
+        self.preemption_policy: str = (
+            str_field(obj, "spec.preemptionPolicy", spec.get("preemptionPolicy")) or PREEMPT_LOWER_PRIORITY)
+        if rules is Rules.CLUSTER:
+            self._compute_effective_resources()
+        else:
+            self._compute_resources()
 
     def _compute_resources(self) -> None:
-        # NodeInfo accounting: regular containers only.
+        """1.9's accounting. NodeInfo: regular containers only."""
         container_request = Resource()
         nz_cpu = 0
         nz_mem = 0
@@ -150,6 +177,56 @@ class Pod:
         for c in self.init_containers:
             limits.set_max_list(c.limits)
         self.limits = limits
+
+    def _compute_effective_resources(self) -> None:
+        """The cluster's accounting, as the kubelet admits and the modern scheduler counts (upstream's
+        ``PodRequests``, ``k8s.io/component-helpers/resource``): the same total for the pod being
+        placed and for every pod on a node (1.9 counted app containers only there)."""
+        self._compute_resources()  # limits and best_effort as 1.9
+        request = self._effective_requests(nonzero=False)
+        self.request = request
+        self.container_request = request.clone()
+        # The non-zero form (priorities, node non-zero totals): a container's missing cpu/memory
+        # request counts as 100m / 200Mi, unless the pod-level request sets that resource.
+        nonzero = self._effective_requests(nonzero=True)
+        self.nonzero_milli_cpu = nonzero.milli_cpu
+        self.nonzero_memory = nonzero.memory
+
+    def _effective_requests(self, nonzero: bool) -> Resource:
+        """max(app containers + native sidecars, each regular init container + the sidecars started
+        before it); pod-level cpu/memory requests replace the containers' sum; plus overhead."""
+
+        def requests(c: Container) -> Resource:
+            r = Resource.from_list(c.requests)
+            if nonzero:
+                if CPU not in c.requests:
+                    r.milli_cpu = DEFAULT_MILLI_CPU_REQUEST
+                if MEMORY not in c.requests:
+                    r.memory = DEFAULT_MEMORY_REQUEST
+            return r
+
+        total = Resource()
+        for c in self.containers:
+            total.add(requests(c))
+        sidecars = Resource()
+        init = Resource()
+        for c in self.init_containers:
+            r = requests(c)
+            if c.is_sidecar:
+                total.add(r)
+                sidecars.add(r)
+                init.set_max(sidecars)
+            else:
+                r.add(sidecars)
+                init.set_max(r)
+        total.set_max(init)
+        pod_level = self.pod_level_requests
+        if CPU in pod_level:
+            total.milli_cpu = milli_value(pod_level[CPU])
+        if MEMORY in pod_level:
+            total.memory = value(pod_level[MEMORY])
+        total.add_list(self.overhead)
+        return total
 
     @property
     def full_name(self) -> str:
@@ -199,6 +276,9 @@ def _timestamp(raw: Any) -> str | None:
 
 
 _string_map = string_map
+
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
 
 def _volumes(obj: str, raw: Any) -> tuple[dict, ...]:
     """``spec.volumes``: objects whose sources are objects; the fields the predicates read typed."""

@@ -79,6 +79,16 @@ class Resource:
                 if v > self.scalar.get(name, 0):
                     self.scalar[name] = v
 
+    def set_max(self, other: Resource) -> None:
+        """Per resource, keep the larger of this and ``other`` (``maxResourceList`` on parsed values)."""
+        self.milli_cpu = max(self.milli_cpu, other.milli_cpu)
+        self.memory = max(self.memory, other.memory)
+        self.nvidia_gpu = max(self.nvidia_gpu, other.nvidia_gpu)
+        self.ephemeral_storage = max(self.ephemeral_storage, other.ephemeral_storage)
+        for k, v in other.scalar.items():
+            if v > self.scalar.get(k, 0):
+                self.scalar[k] = v
+
     def add(self, other: Resource) -> None:
         self.milli_cpu += other.milli_cpu
         self.memory += other.memory

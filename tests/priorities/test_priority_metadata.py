@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from policy_scheduler.features import Rules
+from policy_scheduler.model.pod import Pod
 from policy_scheduler.model.resources import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
 from policy_scheduler.model.taints import Toleration
 from policy_scheduler.model.workloads import LabelSelectedController
@@ -86,14 +88,27 @@ def test_tolerations_kept_only_for_empty_or_prefer_no_schedule_effect() -> None:
     assert [t.key for t in meta.pod_tolerations] == ["a", "c"]
 
 
-def test_non_zero_request_ignores_init_containers_and_honours_explicit_zero() -> None:
+def test_non_zero_request_ignores_init_containers_and_honours_explicit_zero_under_1_9_rules() -> None:
     pod = make_pod(
         containers=[container(requests={"cpu": "0"}), container(requests={"memory": "0"})],
         init_containers=[container(requests={"cpu": "5", "memory": "5Gi"})],
     )
-    meta = PriorityMetadataFactory(make_cluster()).get_metadata(pod)
+    meta = PriorityMetadataFactory(make_cluster()).get_metadata(Pod(pod.raw, Rules.V1_9))
     assert meta.non_zero_request.milli_cpu == 0 + DEFAULT_MILLI_CPU_REQUEST
     assert meta.non_zero_request.memory == DEFAULT_MEMORY_REQUEST + 0
+
+
+def test_non_zero_request_counts_init_containers_and_overhead_under_the_cluster_rules() -> None:
+    """Upstream 1.26+ ``calculatePodResourceRequest``: containers with missing cpu/memory defaulted,
+    max with each init container (defaulted too), plus overhead."""
+    pod = make_pod(
+        containers=[container(requests={"cpu": "0"}), container(requests={"memory": "0"})],
+        init_containers=[container(requests={"cpu": "5"})],
+    )
+    pod = Pod({**pod.raw, "spec": {**pod.raw["spec"], "overhead": {"cpu": "50m", "memory": "1Mi"}}})
+    meta = PriorityMetadataFactory(make_cluster()).get_metadata(pod)
+    assert meta.non_zero_request.milli_cpu == 5000 + 50
+    assert meta.non_zero_request.memory == DEFAULT_MEMORY_REQUEST + 2**20
 
 
 def test_selectors_from_every_lister_in_order() -> None:
