@@ -283,10 +283,26 @@ def _algorithm_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--feature-gates", default="", help="Key=true,... for the 1.9 gates that change scheduling."),
         click.option("--hard-pod-affinity-symmetric-weight", type=int, default=1, show_default=True,
                      help="Weight of the implicit preferred affinity matching every required affinity term."),
+        RULES,
     ]
     for option in reversed(options):
         fn = option(fn)
     return fn
+
+
+RULES_HELP = ("Who decides for pod fields 1.9 never knew (overhead, sidecars, init containers on nodes, topology "
+              "spread, scheduling gates, preemptionPolicy, late-bound volumes): 'cluster', the server's rules; "
+              "'1.9', pure 1.9, those fields ignored.")
+RULES = click.option("--rules", type=click.Choice(["cluster", "1.9"]), default="cluster", show_default=True,
+                     expose_value=False, callback=_remember, help=RULES_HELP)
+
+
+def _rules(name: str = "rules"):
+    """The :class:`~.features.Rules` that ``--rules`` (or ``--rules-b``) chose."""
+    from .features import Rules
+
+    meta = click.get_current_context().meta
+    return Rules(meta.get(f"policy_scheduler.{name}") or meta.get("policy_scheduler.rules") or "cluster")
 
 
 def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: str | None, context: str | None):
@@ -306,7 +322,7 @@ def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: st
             cluster_paths = (str(default_cluster_path()),)
         snapshot = load_snapshot(cluster_paths, _manifest_checks())
     _warn(snapshot.warnings)
-    return snapshot
+    return snapshot.under(_rules())
 
 
 def _manifest_checks():
@@ -327,12 +343,12 @@ def _warn(warnings: list[str], limit: int = 10) -> None:
         click.echo(f"warning: ... and {len(warnings) - limit} more unknown fields", err=True)
 
 
-def _builder(source, feature_gates: str, hard_weight: int):
+def _builder(source, feature_gates: str, hard_weight: int, rules_option: str = "rules"):
     from .core.http_extender import HTTPExtenderFactory
     from .features import FeatureGates
 
     _registry()
-    gates = FeatureGates.parse(feature_gates)
+    gates = FeatureGates.parse(feature_gates, _rules(rules_option))
     # A policy's HTTP extenders are called for real; one connection pool each, shared by every build.
     extenders = HTTPExtenderFactory()
     # Fail before any work if the algorithm cannot be built at all (building an extender calls nothing).
@@ -443,7 +459,7 @@ def _pod_argument(ref: str, snapshot):
 
     path = Path(ref)
     if path.is_file():
-        loaded = load_snapshot([ref], _manifest_checks())
+        loaded = load_snapshot([ref], _manifest_checks()).under(snapshot.rules)
         _warn(loaded.warnings)
         pods = loaded.pods
         if len(pods) != 1:
@@ -494,6 +510,10 @@ def capacity(pod_template, cluster_paths, from_cluster, kubeconfig, context, pol
 @click.option("--feature-gates-b", default=None, metavar="Key=true,...",
               help="The gates for POLICY_B (default: --feature-gates), e.g. PodPriority=true to compare without "
                    "and with priority and preemption.")
+@RULES
+@click.option("--rules-b", type=click.Choice(["cluster", "1.9"]), default=None, expose_value=False,
+              callback=_remember, help="The rules for POLICY_B (default: --rules), e.g. 1.9 to see what the "
+                                       "cluster's rules change.")
 @OUTPUT
 @REPORT
 @user_errors
@@ -509,12 +529,16 @@ def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context
     source_a, source_b = from_argument(policy_a), from_argument(policy_b)
     gates_b = feature_gates if feature_gates_b is None else feature_gates_b
     build_a = _builder(source_a, feature_gates, hard_pod_affinity_symmetric_weight)
-    build_b = _builder(source_b, gates_b, hard_pod_affinity_symmetric_weight)
+    build_b = _builder(source_b, gates_b, hard_pod_affinity_symmetric_weight, "rules_b")
+    rules_a, rules_b = _rules(), _rules("rules_b")
     label_a, label_b = source_a.label, source_b.label
     if gates_b != feature_gates:
         label_a, label_b = f"{label_a} [{feature_gates or 'no gates'}]", f"{label_b} [{gates_b or 'no gates'}]"
+    if rules_b is not rules_a:
+        label_a, label_b = f"{label_a} [{rules_a.value} rules]", f"{label_b} [{rules_b.value} rules]"
     a, b, diffs = run_compare(snapshot, build_a, build_b, scheduler_name,
-                              pod_priority_a=_pod_priority(feature_gates), pod_priority_b=_pod_priority(gates_b))
+                              pod_priority_a=_pod_priority(feature_gates), pod_priority_b=_pod_priority(gates_b),
+                              snapshot_b=snapshot.under(rules_b))
     data = {**differences_to_dict(label_a, label_b, diffs, len(a.placements), a, b), **compare_extras(a, b)}
     if report_path:
         _write_report(data, report_path)
@@ -562,7 +586,9 @@ def _run_context() -> dict[str, Any]:
 @click.option("--v", "run_verbosity", type=int, default=None, help="Log verbosity (overrides the global --v).")
 @click.option("--bind-workers", type=click.IntRange(min=1), default=16, show_default=True,
               help="Binds in flight at once (the next pod is decided while they run).")
-def run(run_verbosity: int | None, bind_workers: int, **flags: Any) -> None:
+@click.option("--rules", "rules", type=click.Choice(["cluster", "1.9"]), default="cluster", show_default=True,
+              help=RULES_HELP)
+def run(run_verbosity: int | None, bind_workers: int, rules: str, **flags: Any) -> None:
     """Schedule pods on a live cluster: kube-scheduler 1.9's daemon, flags and behaviour."""
     import signal
 
@@ -574,7 +600,7 @@ def run(run_verbosity: int | None, bind_workers: int, **flags: Any) -> None:
     _setup_daemon_logging(verbosity)
     try:
         _registry()
-        gates = FeatureGates.parse(flags.get("feature_gates"))
+        gates = FeatureGates.parse(flags.get("feature_gates"), rules)
         daemon = Daemon(resolve_configuration(flags), gates, bind_workers=bind_workers)
         daemon.prepare()
     except UserError as e:

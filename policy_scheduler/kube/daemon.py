@@ -194,7 +194,7 @@ class Daemon:
                             resource.kind, ", ".join(resource.group_versions))
                 continue
             if resource.kind == "Pod":
-                handler: Any = PodHandler(self.cache, self.queue, name, self._corrupted)
+                handler: Any = PodHandler(self.cache, self.queue, name, self._corrupted, self.feature_gates.rules)
                 self.pod_handler = handler
             elif resource.kind == "Node":
                 handler = NodeHandler(self.cache, self.queue)
@@ -247,7 +247,7 @@ class Daemon:
         if raw is None:
             return None
         try:
-            pod = Pod(raw)
+            pod = self.pod_handler.parse_pod(raw)
         except UserError:
             return None
         if pod.node_name or not self.pod_handler.responsible_for(pod) or self.cache.is_assumed(pod.key):

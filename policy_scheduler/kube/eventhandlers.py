@@ -9,12 +9,14 @@ the cache. Nodes go to the cache unless an update only changes heartbeat fields.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from ..cache.scheduler_cache import CacheCorrupted, CacheError, SchedulerCache
 from ..errors import ObjectError
+from ..features import Rules
 from ..model.node import Node
 from ..model.pod import Pod
 from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -36,7 +38,8 @@ def _parse(parser: Callable[[dict[str, Any]], Any], raw: dict[str, Any], what: s
 
 class PodHandler:
     def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, scheduler_name: str,
-                 on_corrupted: Callable[[str], None]) -> None:
+                 on_corrupted: Callable[[str], None], rules: Rules = Rules.CLUSTER) -> None:
+        self.parse_pod = functools.partial(Pod, rules=rules)
         self.cache = cache
         self.queue = queue
         self.scheduler_name = scheduler_name
@@ -46,7 +49,7 @@ class PodHandler:
         return pod.scheduler_name == self.scheduler_name and pod.phase not in TERMINAL_PHASES
 
     def on_add(self, raw: dict[str, Any]) -> None:
-        pod = _parse(Pod, raw, "pod")
+        pod = _parse(self.parse_pod, raw, "pod")
         if pod is None:
             return
         if pod.node_name:
@@ -56,7 +59,7 @@ class PodHandler:
             self.queue.add(pod)
 
     def on_update(self, old_raw: dict[str, Any], new_raw: dict[str, Any]) -> None:
-        old, new = _parse(Pod, old_raw, "pod"), _parse(Pod, new_raw, "pod")
+        old, new = _parse(self.parse_pod, old_raw, "pod"), _parse(self.parse_pod, new_raw, "pod")
         if old is None or new is None:
             return
         if old.uid and new.uid and old.uid != new.uid:
@@ -79,7 +82,7 @@ class PodHandler:
             self.queue.update(old, new)
 
     def on_delete(self, raw: dict[str, Any]) -> None:
-        pod = _parse(Pod, raw, "pod")
+        pod = _parse(self.parse_pod, raw, "pod")
         if pod is None:
             return
         if pod.node_name:

@@ -192,7 +192,7 @@ def capacity(
         raw["metadata"]["uid"] = f"capacity-{replicas}"
         raw["metadata"].setdefault("namespace", meta.get("namespace") or "default")
         raw.setdefault("spec", {})["nodeName"] = ""
-        placement = schedule_one(scheduler, Pod(raw))
+        placement = schedule_one(scheduler, Pod(raw, snapshot.rules))
         if placement.node is None:
             stop_reason = placement.error
             stop_failures = placement.failed or {}
@@ -214,11 +214,12 @@ class Difference:
 
 def compare(
     snapshot: Snapshot, build_a: SchedulerBuilder, build_b: SchedulerBuilder, scheduler_name: str = "default-scheduler",
-    *, pod_priority_a: bool = False, pod_priority_b: bool = False,
+    *, pod_priority_a: bool = False, pod_priority_b: bool = False, snapshot_b: Snapshot | None = None,
 ) -> tuple[SimulationResult, SimulationResult, list[Difference]]:
-    """Simulate the same queue under two algorithms (and gate settings); list the pods that land differently."""
+    """Simulate the same queue under two algorithms (and gate settings); list the pods that land differently.
+    ``snapshot_b``: the same snapshot parsed under B's rules, when they differ from A's."""
     a = simulate(snapshot, build_a, scheduler_name=scheduler_name, pod_priority=pod_priority_a)
-    b = simulate(snapshot, build_b, scheduler_name=scheduler_name, pod_priority=pod_priority_b)
+    b = simulate(snapshot_b or snapshot, build_b, scheduler_name=scheduler_name, pod_priority=pod_priority_b)
     in_b = {p.pod.key: p for p in b.placements}  # the queue orders differ when one side has PodPriority on
     diffs = [
         Difference(pa.pod.ref, pa.node, pa.error, pb.node, pb.error)

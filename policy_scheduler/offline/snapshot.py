@@ -9,6 +9,7 @@ types. Kinds the scheduler does not read are skipped and counted. A malformed ob
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -20,6 +21,7 @@ import yaml
 
 from ..cache.cluster import ClusterState
 from ..errors import ObjectError, SnapshotError
+from ..features import Rules
 from ..model.disruption import PodDisruptionBudget
 from ..model.fields import describe, string_map
 from ..model.node import Node
@@ -77,6 +79,13 @@ class Snapshot:
     priority_classes: list[PriorityClass] = field(default_factory=list)  # read with the PodPriority gate
     pod_disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)  # read by preemption
     origins: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (kind, ns, name) -> file: document
+    rules: Rules = Rules.CLUSTER  # how the pods were parsed (what counts of the fields 1.9 never knew)
+
+    def under(self, rules: Rules) -> Snapshot:
+        """This snapshot with its pods parsed under ``rules`` (itself when they already are)."""
+        if rules is self.rules:
+            return self
+        return dataclasses.replace(self, pods=[Pod(p.raw, rules) for p in self.pods], rules=rules)
 
     def bound_pods(self) -> list[Pod]:
         """Pods the scheduler cache holds: assigned to a node and not terminated."""
