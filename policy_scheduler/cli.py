@@ -301,7 +301,8 @@ def _rules(name: str = "rules"):
     """The :class:`~.features.Rules` that ``--rules`` (or ``--rules-b``) chose."""
     from .features import Rules
 
-    meta = click.get_current_context().meta
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.meta if ctx is not None else {}
     return Rules(meta.get(f"policy_scheduler.{name}") or meta.get("policy_scheduler.rules") or "cluster")
 
 
