@@ -1,7 +1,8 @@
-"""What the kubelet admits, against a real 1.26 API server: ``spec.overhead`` and init containers count
-(for the pod placed and for the pods already on a node), as upstream's modern kube-scheduler 1.26 counts
-them; ``--rules 1.9`` restores 1.9's arithmetic; ``simulate`` on a snapshot of the server predicts
-``run``. Our daemon and the reference scheduler each get a node pool of their own on one server."""
+"""What the kubelet admits, against real API servers: ``spec.overhead`` and init containers count (for the
+pod placed and for the pods already on a node) on 1.26, native sidecars on 1.32 (the first line that keeps
+them), as upstream's modern kube-scheduler of the same line counts them; ``--rules 1.9`` restores 1.9's
+arithmetic; ``simulate`` on a snapshot of the server predicts ``run``. Our daemon and the reference
+scheduler each get a node pool of their own on one server."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from .reference import REFERENCE_SCHEDULER, ReferenceScheduler
 
 
 @pytest.fixture
-def server(tmp_path_factory):
-    s = start_server("1.26", tmp_path_factory.mktemp("envtest-1.26"))
+def server(request, tmp_path_factory):
+    version = ROWS[request.getfixturevalue("row")][0]
+    s = start_server(version, tmp_path_factory.mktemp(f"envtest-{version}"))
     yield s
     s.stop()
 
@@ -31,19 +33,25 @@ def with_overhead(obj: dict[str, Any], cpu: str) -> dict[str, Any]:
     return obj
 
 
-def with_init(obj: dict[str, Any], cpu: str) -> dict[str, Any]:
-    obj["spec"]["initContainers"] = [{"name": "init", "image": "registry.k8s.io/pause:3.9",
-                                      "resources": {"requests": {"cpu": cpu}}}]
+def with_init(obj: dict[str, Any], cpu: str, sidecar: bool = False) -> dict[str, Any]:
+    init = {"name": "init", "image": "registry.k8s.io/pause:3.9", "resources": {"requests": {"cpu": cpu}}}
+    if sidecar:
+        init["restartPolicy"] = "Always"
+    obj["spec"]["initContainers"] = [init]
     return obj
 
 
-# row -> (node cpu, pods as (name, cpu, decorate), how many bind under the cluster's rules, under 1.9's)
+# row -> (server line, node cpu, pods as (name, cpu, decorate), how many bind under the cluster's rules,
+# under 1.9's)
 ROWS = {
     # 3 pods of 1 cpu + 2 cpu overhead on a 3-cpu node: the kubelet admits one.
-    "overhead": ("3", [(f"o-{i}", "1", lambda p: with_overhead(p, "2")) for i in range(3)], 1, 3),
+    "overhead": ("1.26", "3", [(f"o-{i}", "1", lambda p: with_overhead(p, "2")) for i in range(3)], 1, 3),
     # A pod of 100m whose init container needs 2 cpu, then a pod of 1 cpu, on a 2-cpu node: the first
     # keeps its effective request of 2 cpu on the node (1.9 counted its 100m only, and let the second in).
-    "init-containers": ("2", [("i-0", "100m", lambda p: with_init(p, "2")), ("i-1", "1", lambda p: p)], 1, 2),
+    "init-containers": ("1.26", "2", [("i-0", "100m", lambda p: with_init(p, "2")), ("i-1", "1", lambda p: p)], 1, 2),
+    # 2 pods of 1 cpu with a 1-cpu native sidecar, on a 2-cpu node: each holds 2 cpu (1.9 would take the
+    # sidecar for an init container and count 1).
+    "native-sidecars": ("1.32", "2", [(f"s-{i}", "1", lambda p: with_init(p, "1", sidecar=True)) for i in range(2)], 1, 2),
 }
 
 
@@ -67,7 +75,7 @@ def simulated(kubeconfig: str, rules: Rules) -> dict[str, str | None]:
 
 @pytest.mark.parametrize("row", ROWS, ids=ROWS)
 def test_run_counts_what_the_kubelet_admits_like_the_modern_scheduler(server, tmp_path, row):
-    node_cpu, specs, cluster_bound, _ = ROWS[row]
+    _, node_cpu, specs, cluster_bound, _ = ROWS[row]
     cluster = Cluster(server.rest())
     for pool in ("ours", "ref"):
         cluster.add_node(node(f"{pool}-node", cpu=node_cpu, labels={"pool": pool}))
@@ -96,7 +104,7 @@ def test_run_counts_what_the_kubelet_admits_like_the_modern_scheduler(server, tm
 
 @pytest.mark.parametrize("row", ROWS, ids=ROWS)
 def test_rules_1_9_restores_1_9_arithmetic(server, tmp_path, row):
-    node_cpu, specs, _, legacy_bound = ROWS[row]
+    _, node_cpu, specs, _, legacy_bound = ROWS[row]
     cluster = Cluster(server.rest())
     cluster.add_node(node("legacy-node", cpu=node_cpu, labels={"pool": "legacy"}))
     pool_pods(cluster, "legacy", SCHEDULER, specs)
