@@ -62,6 +62,10 @@ def check_pod(pod: Pod) -> None:
     for field_name, containers in (("containers", pod.containers), ("initContainers", pod.init_containers)):
         for i, c in enumerate(containers):
             _check_container(obj, f"spec.{field_name}[{i}]", c)
+    for name, q in pod.overhead.items():  # validateOverhead: checked as a container's limits
+        path = f"spec.overhead.limits.{name}"
+        _check_container_resource_name(obj, path, name)
+        _check_non_negative(obj, path, q)
     check_labels(obj, "spec.nodeSelector", pod.node_selector)
     for i, t in enumerate(spec.get("tolerations") or []):
         _check_toleration(obj, f"spec.tolerations[{i}]", t or {})

@@ -60,6 +60,13 @@ CASES = [
     (with_(POD, "spec.containers", container(requests={"bad name/x": "1"})),
      "Pod ns/p: spec.containers[0].resources.requests.bad name/x: Invalid value: 'bad name/x': prefix part must be a "
      "DNS-1123 subdomain"),
+    # spec.overhead, checked as the limits of a container (1.26's validateOverhead; the messages a real 1.26
+    # server gave, with our dotted path for its spec.overhead.limits[cpu])
+    (with_(POD, "spec.overhead", {"cpu": "-1"}),
+     "Pod ns/p: spec.overhead.limits.cpu: Invalid value: '-1': must be greater than or equal to 0"),
+    (with_(POD, "spec.overhead", {"requests.x/y": "1"}),
+     "Pod ns/p: spec.overhead.limits.requests.x/y: Invalid value: 'requests.x/y': doesn't follow extended resource "
+     "name standard"),
     (with_(NODE, "status.allocatable", {"cpu": "-4"}),
      "Node n: status.allocatable.cpu: Invalid value: '-4': must be greater than or equal to 0"),
     (with_(NODE, "status.capacity", {"cpu": {"a": 1}}), "Node n: status.capacity.cpu: expected a quantity string, got dict"),
