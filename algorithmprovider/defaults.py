@@ -13,6 +13,7 @@ from policy_scheduler import fastpath
 from policy_scheduler.algorithm import PluginFactoryArgs, PriorityConfigFactory
 from policy_scheduler.fastpath import predicates as fast_predicates
 from policy_scheduler.fastpath import priorities as fast_priorities
+from policy_scheduler.fastpath import topology_spread as fast_topology_spread
 from policy_scheduler.features import FeatureGates
 from policy_scheduler.predicates import (
     PredicateMetadataFactory,
@@ -31,6 +32,7 @@ from policy_scheduler.predicates import (
     pod_match_node_selector,
     pod_tolerates_node_taints,
 )
+from policy_scheduler.predicates.topology_spread import new_pod_topology_spread_predicate
 from policy_scheduler.priorities import (
     PriorityMetadataFactory,
     balanced_resource_allocation_map,
@@ -47,6 +49,8 @@ from policy_scheduler.priorities import (
     new_selector_spread_priority,
     resource_limits_priority_map,
 )
+from policy_scheduler.priorities.topology_spread import DEFAULT_WEIGHT as TOPOLOGY_SPREAD_WEIGHT
+from policy_scheduler.priorities.topology_spread import new_pod_topology_spread_priority
 from policy_scheduler.registry import REGISTRY, Registry
 
 log = logging.getLogger(__name__)
@@ -104,6 +108,22 @@ def _inter_pod_affinity(args: PluginFactoryArgs):
     return fastpath.attach(new_inter_pod_affinity_priority(args), fast_priorities.inter_pod_affinity(args))
 
 
+def _pod_topology_spread_predicate(args: PluginFactoryArgs):
+    form = fast_topology_spread.filter_form(args.feature_gates.cluster_rules)
+    return fastpath.attach(new_pod_topology_spread_predicate(args), form)
+
+
+def _pod_topology_spread_priority(args: PluginFactoryArgs):
+    form = fast_topology_spread.score_form(args.feature_gates.cluster_rules)
+    return fastpath.attach(new_pod_topology_spread_priority(args), form)
+
+
+#: The modern cluster's PodTopologySpread (not a 1.9 name; in no provider): a Policy may name and weight
+#: it; under the cluster rules it applies to every pod carrying constraints even when the Policy does not
+#: (:func:`policy_scheduler.factory.create_from_keys`).
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+
+
 def _default_predicates(reg: Registry) -> set[str]:
     return {
         reg.register_fit_predicate_factory("NoVolumeZoneConflict", _volume_zone),
@@ -156,7 +176,9 @@ def _copy_and_replace(keys: set[str], replace: str, with_: str) -> set[str]:
 def register_defaults(reg: Registry) -> None:
     """Everything ``defaults.go``'s ``init`` registers, in the same order."""
     reg.register_predicate_metadata_producer_factory(
-        lambda args, r: PredicateMetadataFactory(args.cluster, r.predicate_metadata_producers).get_metadata
+        lambda args, r: PredicateMetadataFactory(
+            args.cluster, r.predicate_metadata_producers, topology_spread=args.feature_gates.cluster_rules
+        ).get_metadata
     )
     reg.register_priority_metadata_producer_factory(lambda args: PriorityMetadataFactory(args.cluster).get_metadata)
 
@@ -183,6 +205,11 @@ def register_defaults(reg: Registry) -> None:
     reg.register_priority_function2("EqualPriority", equal_priority_map, None, 1)
     reg.register_priority_function2("ImageLocalityPriority", image_locality_priority_map, None, 1)
     reg.register_priority_function2("MostRequestedPriority", most_requested_priority_map, None, 1)
+
+    reg.register_fit_predicate_factory(POD_TOPOLOGY_SPREAD, _pod_topology_spread_predicate)
+    reg.register_priority_config_factory(
+        POD_TOPOLOGY_SPREAD, PriorityConfigFactory(TOPOLOGY_SPREAD_WEIGHT, function=_pod_topology_spread_priority)
+    )
 
 
 def apply_feature_gates(reg: Registry, gates: FeatureGates) -> None:

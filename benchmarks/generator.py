@@ -161,8 +161,24 @@ def _or_null(items: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     return items or None
 
 
-def generate(nodes: int, pods: int, seed: int) -> dict[str, Any]:
-    """The benchmark input for ``nodes`` nodes and ``pods`` pending pods from ``seed``."""
+#: Workload variants: the same objects, with something added to every pending pod (no extra draws).
+VARIANTS = ("topology-spread",)
+
+
+def _topology_spread(pod: dict[str, Any]) -> None:
+    """``topology-spread``: a zone DoNotSchedule and a hostname ScheduleAnyway constraint on the pod's app."""
+    selector = {"matchLabels": {"app": pod["metadata"]["labels"]["app"]}}
+    pod["spec"]["topologySpreadConstraints"] = [
+        {"maxSkew": 1, "topologyKey": ZONE_KEY, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector},
+        {"maxSkew": 1, "topologyKey": HOSTNAME_KEY, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": selector},
+    ]
+
+
+def generate(nodes: int, pods: int, seed: int, variant: str | None = None) -> dict[str, Any]:
+    """The benchmark input for ``nodes`` nodes and ``pods`` pending pods from ``seed``; ``variant`` (one
+    of :data:`VARIANTS`) adds its fields to every pending pod."""
+    if variant is not None and variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)}")
     if nodes < 0 or pods < 0:
         raise ValueError("nodes and pods must be non-negative")
     rng = SplitMix64(seed)
@@ -220,6 +236,8 @@ def generate(nodes: int, pods: int, seed: int) -> dict[str, Any]:
         na = rng.intn(10)
         tol = rng.intn(5)
         pending.append(_pod(p, a, c, m, na, tol))
+        if variant == "topology-spread":
+            _topology_spread(pending[-1])
 
     return {
         "policy": None,
@@ -270,9 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, required=True)
     parser.add_argument("--pods", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--variant", choices=VARIANTS, help="add a variant's fields to every pending pod")
     parser.add_argument("-o", "--output", help="write here instead of standard output")
     args = parser.parse_args(argv)
-    text = dumps(generate(args.nodes, args.pods, args.seed))
+    text = dumps(generate(args.nodes, args.pods, args.seed, args.variant))
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)

@@ -6,6 +6,7 @@ starts from a freshly loaded snapshot, a fresh cluster and a fresh scheduler (ro
 One JSON line per run on standard output.
 
     python benchmarks/throughput.py --nodes 100 --pods 500 --seed 1 [--provider NAME | --policy F] [--repeat R]
+        [--variant topology-spread]
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.generator import generate, to_objects  # noqa: E402
+from benchmarks.generator import VARIANTS, generate, to_objects  # noqa: E402
 from benchmarks.placement_hash import placement_hash  # noqa: E402
 from policy_scheduler.algorithm_source import AlgorithmSource, from_policy_file, from_provider  # noqa: E402
 from policy_scheduler.core.generic_scheduler import GenericScheduler  # noqa: E402
@@ -138,17 +139,20 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--provider", help=f"algorithm provider (default {DEFAULT_PROVIDER})")
     group.add_argument("--policy", help="a Policy file instead of a provider")
     parser.add_argument("--repeat", type=int, default=1, help="runs, each on a fresh cluster and scheduler")
+    parser.add_argument("--variant", choices=VARIANTS, help="the workload variant (generator.VARIANTS)")
     parser.add_argument("--reference", action="store_true",
                         help="schedule on the per-node reference path only (to verify the vectorised placements)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     source = from_policy_file(args.policy) if args.policy else from_provider(args.provider or DEFAULT_PROVIDER)
-    data = generate(args.nodes, args.pods, args.seed)
+    data = generate(args.nodes, args.pods, args.seed, args.variant)
     rates = []
     for _ in range(args.repeat):
         result = run(data, source, vectorized=not args.reference)
         line = report(args.nodes, args.pods, args.seed, source, result, args.reference)
+        if args.variant:
+            line["variant"] = args.variant
         rates.append(line["pods_per_second"] or 0.0)
         print(json.dumps(line), flush=True)
     if args.repeat > 1:

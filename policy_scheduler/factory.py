@@ -8,16 +8,17 @@ the same process.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from algorithmprovider.defaults import apply_feature_gates
 
-from .algorithm import PluginFactoryArgs
+from .algorithm import PluginFactoryArgs, PriorityConfig
 from .api.types import ExtenderConfig, Policy
 from .api.validation import aggregate_message, validate_policy
 from .cache.cluster import ClusterState
 from .core.extender import SchedulerExtender
-from .core.generic_scheduler import GenericScheduler
+from .core.generic_scheduler import GenericScheduler, PodScoped
 from .errors import PolicyError
 from .features import DEFAULT_FEATURE_GATES, FeatureGates
 from .registry import DEFAULT_PROVIDER, REGISTRY, Registry, RegistryError
@@ -58,7 +59,34 @@ def create_from_keys(
     prioritizers = reg.get_priority_function_configs(priority_keys, args)
     predicate_meta = reg.predicate_metadata_producer(args, reg) if reg.predicate_metadata_producer else None
     priority_meta = reg.priority_metadata_producer(args) if reg.priority_metadata_producer else None
-    return GenericScheduler(cluster, predicates, prioritizers, predicate_meta, priority_meta, extenders, vectorized)
+    scoped = pod_scoped_algorithms(reg, args, predicates, prioritizers) if feature_gates.cluster_rules else []
+    return GenericScheduler(
+        cluster, predicates, prioritizers, predicate_meta, priority_meta, extenders, vectorized, pod_scoped=scoped
+    )
+
+
+def pod_scoped_algorithms(
+    reg: Registry, args: PluginFactoryArgs, predicates: Mapping[str, Any], prioritizers: Sequence[PriorityConfig]
+) -> list[PodScoped]:
+    """Under the cluster rules, what a modern cluster applies to pods carrying fields 1.9 never knew,
+    when the algorithm does not name it: PodTopologySpread's filter for pods with a DoNotSchedule
+    constraint, its score (at the registered default weight, 2) for pods with a ScheduleAnyway one.
+    A Policy naming ``PodTopologySpread`` gets the named entry (and its weight) instead."""
+    from .predicates.topology_spread import NAME, has_hard_constraints, has_soft_constraints
+
+    scoped: list[PodScoped] = []
+    if NAME not in predicates and NAME in reg.fit_predicates:
+        scoped.append(PodScoped(
+            applies=lambda pod: bool(pod.topology_spread) and has_hard_constraints(pod),
+            predicate=(NAME, reg.fit_predicates[NAME](args)),
+        ))
+    if all(c.name != NAME for c in prioritizers) and NAME in reg.priorities:
+        (config,) = reg.get_priority_function_configs([NAME], args)
+        scoped.append(PodScoped(
+            applies=lambda pod: bool(pod.topology_spread) and has_soft_constraints(pod),
+            priority=config,
+        ))
+    return scoped
 
 
 def create_from_provider(

@@ -150,6 +150,35 @@ class Explanation:
     fit_error: FitError | None = field(default=None, repr=False)
 
 
+@dataclass(frozen=True, slots=True)
+class PodScoped:
+    """A predicate or a priority that applies to the pods ``applies`` accepts although the algorithm
+    (provider or Policy) does not name it: the modern cluster's rule for a field 1.9 never knew (e.g.
+    PodTopologySpread for pods with ``topologySpreadConstraints``). Pods it does not apply to are
+    scheduled with exactly the algorithm's predicates and priorities."""
+
+    applies: Callable[[Pod], bool]
+    predicate: tuple[str, FitPredicate] | None = None
+    priority: PriorityConfig | None = None
+
+
+@dataclass(slots=True)
+class Algorithms:
+    """The predicates (in evaluation order, with their vectorised forms) and priorities used for a pod."""
+
+    predicates: dict[str, FitPredicate]
+    ordered_predicates: list[tuple[str, FitPredicate]]
+    predicate_forms: list[tuple[FitPredicate, Any]]
+    prioritizers: list[PriorityConfig]
+    priority_forms: list[Any]
+
+    @classmethod
+    def build(cls, predicates: Mapping[str, FitPredicate], prioritizers: Sequence[PriorityConfig]) -> Algorithms:
+        ordered = [(n, predicates[n]) for n in evaluation_order(list(predicates))]
+        return cls(dict(predicates), ordered, [(p, predicate_form(p)) for _, p in ordered],
+                   list(prioritizers), [priority_form(c) for c in prioritizers])
+
+
 class GenericScheduler:
     def __init__(
         self,
@@ -160,12 +189,16 @@ class GenericScheduler:
         priority_metadata_producer: MetadataProducer | None = None,
         extenders: Sequence[SchedulerExtender] = (),
         vectorized: bool = True,
+        pod_scoped: Sequence[PodScoped] = (),
     ) -> None:
         self.cluster = cluster
-        self.predicates = dict(predicates)
-        self.predicate_order = evaluation_order(list(self.predicates))
-        self._ordered_predicates = [(n, self.predicates[n]) for n in self.predicate_order]
-        self.prioritizers = list(prioritizers)
+        self._base = Algorithms.build(predicates, prioritizers)
+        self.predicates = self._base.predicates
+        self.predicate_order = [n for n, _ in self._base.ordered_predicates]
+        self._ordered_predicates = self._base.ordered_predicates
+        self.prioritizers = self._base.prioritizers
+        self.pod_scoped = list(pod_scoped)
+        self._variants: dict[tuple[bool, ...], Algorithms] = {}
         self.predicate_metadata_producer = predicate_metadata_producer or (lambda pod, infos: None)
         self.priority_metadata_producer = priority_metadata_producer or (lambda pod, infos: None)
         self.extenders = list(extenders)
@@ -174,8 +207,29 @@ class GenericScheduler:
         self.nominated_pods: NominatedPodLister | None = None
         self.columns = NodeColumns(cluster) if vectorized else None
         self._extender_pool: ThreadPoolExecutor | None = None
-        self._predicate_forms = [(p, predicate_form(p)) for _, p in self._ordered_predicates]
-        self._priority_forms = [priority_form(c) for c in self.prioritizers]
+        self._predicate_forms = self._base.predicate_forms
+        self._priority_forms = self._base.priority_forms
+
+    def algorithms_for(self, pod: Pod) -> Algorithms:
+        """The algorithm's predicates and priorities, plus the pod-scoped ones that apply to ``pod``."""
+        if not self.pod_scoped:
+            return self._base
+        key = tuple(s.applies(pod) for s in self.pod_scoped)
+        if not any(key):
+            return self._base
+        variant = self._variants.get(key)
+        if variant is None:
+            predicates = dict(self._base.predicates)
+            prioritizers = list(self._base.prioritizers)
+            for scoped, on in zip(self.pod_scoped, key):
+                if not on:
+                    continue
+                if scoped.predicate is not None:
+                    predicates[scoped.predicate[0]] = scoped.predicate[1]
+                if scoped.priority is not None:
+                    prioritizers.append(scoped.priority)
+            variant = self._variants[key] = Algorithms.build(predicates, prioritizers)
+        return variant
 
     def close(self) -> None:
         """Stop following the cache (a daemon replaced this scheduler with one built from a new policy)."""
@@ -240,7 +294,7 @@ class GenericScheduler:
     ) -> tuple[list[Node], dict[str, list[str]]]:
         """The predicates over ``nodes``: those that fit, and every other node's reasons."""
         failed: dict[str, list[str]] = {}
-        if not self.predicates:
+        if not self.algorithms_for(pod).predicates:
             filtered = list(nodes)
             if explanation is not None:
                 for node in nodes:
@@ -284,7 +338,7 @@ class GenericScheduler:
 
     def _run_predicates(self, pod: Pod, meta: Any, info: NodeInfo | None) -> list[str]:
         failed: list[str] = []
-        for _, predicate in self._ordered_predicates:
+        for _, predicate in self.algorithms_for(pod).ordered_predicates:
             fit, reasons = predicate(pod, meta, info)
             if not fit:
                 failed.extend(reasons)
@@ -307,7 +361,7 @@ class GenericScheduler:
         node_explanation.predicates.clear()
         failed: list[str] = []
         first_error: PredicateError | None = None
-        for name, predicate in self._ordered_predicates:
+        for name, predicate in self.algorithms_for(pod).ordered_predicates:
             try:
                 fit, reasons = predicate(pod, meta, info)
             except PredicateError as e:
@@ -378,7 +432,8 @@ class GenericScheduler:
         self, pod: Pod, nodes: Sequence[Node], explanation: Explanation | None = None
     ) -> list[HostPriority]:
         infos = self.cluster.node_infos
-        if not self.prioritizers and not self.extenders:
+        prioritizers = self.algorithms_for(pod).prioritizers
+        if not prioritizers and not self.extenders:
             out = []
             for node in nodes:
                 info = infos.get(node.name)
@@ -394,12 +449,12 @@ class GenericScheduler:
         meta = self.priority_metadata_producer(pod, infos)
         results = self._run_priorities(pod, meta, nodes)
         totals = [0] * len(nodes)
-        for config, result in zip(self.prioritizers, results):
+        for config, result in zip(prioritizers, results):
             weight = config.weight
             for j in range(len(nodes)):
                 totals[j] += result[j].score * weight
         if explanation is not None:
-            for config, result in zip(self.prioritizers, results):
+            for config, result in zip(prioritizers, results):
                 for j, node in enumerate(nodes):
                     explanation.nodes[node.name].priorities[config.name] = (result[j].score, config.weight)
         if self.extenders:
@@ -414,7 +469,7 @@ class GenericScheduler:
         """Every priority config over ``nodes``; all failures are aggregated, as upstream does."""
         errors: list[str] = []
         results: list[list[HostPriority]] = []
-        for config in self.prioritizers:
+        for config in self.algorithms_for(pod).prioritizers:
             try:
                 results.append(self._run_priority(config, pod, meta, list(nodes)))
             except PriorityError as e:
@@ -542,11 +597,12 @@ class GenericScheduler:
         return np.array(rows, dtype=np.int64)
 
     def _filter_vectorized(self, pod: Pod, cols: NodeColumns) -> np.ndarray | None:
-        if not self.predicates:
+        algorithms = self.algorithms_for(pod)
+        if not algorithms.predicates:
             return np.arange(len(cols.names))
         meta = self.predicate_metadata_producer(pod, self.cluster.node_infos)
         mask = np.ones(len(cols.names), dtype=bool)
-        for predicate, form in self._predicate_forms:
+        for predicate, form in algorithms.predicate_forms:
             fits = form(pod, meta, cols) if form is not None else None
             if fits is None:
                 fits = np.empty(len(cols.names), dtype=bool)
@@ -574,13 +630,14 @@ class GenericScheduler:
         return True
 
     def _prioritize_vectorized(self, pod: Pod, cols: NodeColumns, candidates: np.ndarray) -> np.ndarray | None:
-        if not self.prioritizers:
+        algorithms = self.algorithms_for(pod)
+        if not algorithms.prioritizers:
             # No EqualPriority fallback when extenders score (upstream ``PrioritizeNodes``).
             return np.zeros(candidates.size, dtype=np.int64) if self.extenders else np.ones(candidates.size, dtype=np.int64)
         meta = self.priority_metadata_producer(pod, self.cluster.node_infos)
         totals = np.zeros(candidates.size, dtype=np.int64)
         nodes: list[Node] | None = None
-        for config, form in zip(self.prioritizers, self._priority_forms):
+        for config, form in zip(algorithms.prioritizers, algorithms.priority_forms):
             scores = form(pod, meta, cols, candidates) if form is not None else None
             if scores is None:
                 if nodes is None:

@@ -188,7 +188,7 @@ def select_victims_on_node(
         info.remove_pod(p)
         if can_update:
             try:
-                meta.remove_pod(p)
+                meta.remove_pod(p, info)
             except MetadataError:
                 pass  # upstream ignores RemovePod's error
 

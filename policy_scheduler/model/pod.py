@@ -21,6 +21,7 @@ from .fields import (
 from .quantity import milli_value, parse_quantity, value
 from .resources import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, Resource
 from .taints import Toleration
+from .topology_spread import TopologySpreadConstraint, parse_topology_spread_constraints
 from .volumes import check_volume_source
 
 
@@ -86,7 +87,7 @@ class Pod:
         "init_containers", "volumes", "tolerations", "affinity", "priority", "node_selector",
         "request", "container_request", "nonzero_milli_cpu", "nonzero_memory", "limits",
         "host_ports", "best_effort", "key", "rules", "overhead", "pod_level_requests", "scheduling_gates",
-        "preemption_policy",
+        "preemption_policy", "topology_spread",
     )
 
     def __init__(self, raw: dict[str, Any], rules: Rules = Rules.CLUSTER) -> None:
@@ -142,6 +143,8 @@ class Pod:
         )
         self.preemption_policy: str = (
             str_field(obj, "spec.preemptionPolicy", spec.get("preemptionPolicy")) or PREEMPT_LOWER_PRIORITY)
+        self.topology_spread: tuple[TopologySpreadConstraint, ...] = parse_topology_spread_constraints(
+            obj, spec.get("topologySpreadConstraints"), self.labels)
         if rules is Rules.CLUSTER:
             self._compute_effective_resources()
         else:

@@ -70,6 +70,7 @@ def check_pod(pod: Pod) -> None:
     for i, t in enumerate(spec.get("tolerations") or []):
         _check_toleration(obj, f"spec.tolerations[{i}]", t or {})
     _check_affinity(obj, spec.get("affinity") or {})
+    _check_topology_spread(obj, pod)
 
 
 def check_node(node: Node) -> None:
@@ -186,6 +187,54 @@ def _check_affinity(obj: str, affinity: Mapping[str, Any]) -> None:
             _check_weight(obj, f"{path}.weight", weighted.get("weight"))
             check_label_selector(obj, f"{path}.podAffinityTerm.labelSelector",
                                  (weighted.get("podAffinityTerm") or {}).get("labelSelector"))
+
+
+WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+NODE_INCLUSION_POLICIES = ("Honor", "Ignore")
+NOT_POSITIVE = "must be greater than zero"
+
+
+def _check_topology_spread(obj: str, pod: Pod) -> None:
+    """``validateTopologySpreadConstraints`` (``pkg/apis/core/validation``, 1.26), in its order: maxSkew,
+    topologyKey, whenUnsatisfiable, a repeated {topologyKey, whenUnsatisfiable}, minDomains, the two
+    node inclusion policies, matchLabelKeys, labelSelector. The first problem is reported."""
+    constraints = pod.topology_spread
+    for i, c in enumerate(constraints):
+        path = f"spec.topologySpreadConstraints[{i}]"
+        if c.max_skew <= 0:
+            raise ObjectError(obj, f"{path}.maxSkew", f"Invalid value: {c.max_skew}: {NOT_POSITIVE}")
+        if not c.topology_key:
+            raise ObjectError(obj, f"{path}.topologyKey", "Required value: can not be empty")
+        if c.when_unsatisfiable not in WHEN_UNSATISFIABLE:
+            raise ObjectError(obj, f"{path}.whenUnsatisfiable", f"Unsupported value: {c.when_unsatisfiable!r}: "
+                              f"{supported(WHEN_UNSATISFIABLE)}")
+        for other in constraints[i + 1:]:
+            if (other.topology_key, other.when_unsatisfiable) == (c.topology_key, c.when_unsatisfiable):
+                raise ObjectError(obj, f"{path}.{{topologyKey, whenUnsatisfiable}}",
+                                  f"Duplicate value: {'{' + c.topology_key + ', ' + c.when_unsatisfiable + '}'!r}")
+        if c.min_domains_raw is not None:
+            if c.min_domains_raw <= 0:
+                raise ObjectError(obj, f"{path}.minDomains", f"Invalid value: {c.min_domains_raw}: {NOT_POSITIVE}")
+            if c.when_unsatisfiable != "DoNotSchedule":
+                raise ObjectError(obj, f"{path}.minDomains",
+                                  f"Invalid value: {c.min_domains_raw}: can only use minDomains if "
+                                  f"whenUnsatisfiable=DoNotSchedule, not {c.when_unsatisfiable}")
+        for field_name, policy in (("nodeAffinityPolicy", c.node_affinity_policy_raw),
+                                   ("nodeTaintsPolicy", c.node_taints_policy_raw)):
+            if policy is not None and policy not in NODE_INCLUSION_POLICIES:
+                raise ObjectError(obj, f"{path}.{field_name}", f"Unsupported value: {policy!r}: "
+                                  f"{supported(NODE_INCLUSION_POLICIES)}")
+        selector = c.label_selector or {}
+        selector_keys = set(selector.get("matchLabels") or {})
+        selector_keys.update((e or {}).get("key") or "" for e in selector.get("matchExpressions") or [])
+        for j, key in enumerate(c.match_label_keys):
+            err = label_key_error(key)
+            if err:
+                raise ObjectError(obj, f"{path}.matchLabelKeys[{j}]", f"Invalid value: {key!r}: {_detail(err)}")
+            if key in selector_keys:
+                raise ObjectError(obj, f"{path}.matchLabelKeys[{j}]",
+                                  f"Invalid value: {key!r}: exists in both matchLabelKeys and labelSelector")
+        check_label_selector(obj, f"{path}.labelSelector", c.label_selector)
 
 
 def _check_weight(obj: str, path: str, weight: Any) -> None:

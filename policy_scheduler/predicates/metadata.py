@@ -24,6 +24,7 @@ from ..model.node import Node
 from ..model.pod import Pod
 from ..model.resources import Resource
 from ..model.topology import pod_matches_term, term_namespaces
+from .topology_spread import SpreadFilterState, compute_filter_state
 
 if TYPE_CHECKING:
     from ..cache.cluster import ClusterState
@@ -69,6 +70,29 @@ class PredicateMetadata:
     service_affinity_matching_pods: list[Pod] | None = None
     service_affinity_services: list[Service] | None = None
     precomputed: dict[str, Any] = field(default_factory=dict)
+    # PodTopologySpread (cluster rules only): the filter's state, computed on first use from
+    # ``node_infos`` (upstream's PreFilter), kept in step by add_pod / remove_pod, cloned by shallow_copy.
+    topology_spread_enabled: bool = False
+    node_infos: Mapping[str, NodeInfo] | None = None
+    topology_spread: SpreadFilterState | None = None
+    topology_spread_computed: bool = False
+
+    def topology_spread_state(self) -> SpreadFilterState | None:
+        """The pod's PodTopologySpread filter state (None: no DoNotSchedule constraint, or the cluster
+        rules are off). Raises :class:`SelectorError` for a selector that cannot be built."""
+        if not self.topology_spread_enabled or not self.pod.topology_spread:
+            return None
+        if not self.topology_spread_computed:
+            infos = self.node_infos.values() if self.node_infos is not None else ()
+            self.topology_spread = compute_filter_state(self.pod, infos)
+            self.topology_spread_computed = True
+        return self.topology_spread
+
+    def _spread_state_or_none(self) -> SpreadFilterState | None:
+        try:
+            return self.topology_spread_state()
+        except SelectorError:
+            return None
 
     @property
     def matching_anti_affinity_term_list(self) -> list[MatchingAntiAffinityTerm]:
@@ -77,7 +101,7 @@ class PredicateMetadata:
 
     def shallow_copy(self) -> PredicateMetadata:
         """Copy maps and lists (not the pods, terms and nodes they point to)."""
-        return PredicateMetadata(
+        copy = PredicateMetadata(
             pod=self.pod,
             pod_best_effort=self.pod_best_effort,
             pod_request=self.pod_request,
@@ -87,7 +111,13 @@ class PredicateMetadata:
             service_affinity_matching_pods=_copy_list(self.service_affinity_matching_pods),
             service_affinity_services=_copy_list(self.service_affinity_services),
             precomputed=self.precomputed,
+            topology_spread_enabled=self.topology_spread_enabled,
+            node_infos=self.node_infos,
         )
+        state = self._spread_state_or_none()
+        copy.topology_spread = state.clone() if state is not None else None
+        copy.topology_spread_computed = self.topology_spread_computed
+        return copy
 
     def add_pod(self, added: Pod, node_info: NodeInfo) -> None:
         """Update the metadata as if ``added`` were running on ``node_info``'s node (``AddPod``)."""
@@ -107,9 +137,13 @@ class PredicateMetadata:
                 if self.service_affinity_matching_pods is None:
                     self.service_affinity_matching_pods = []
                 self.service_affinity_matching_pods.append(added)
+        state = self._spread_state_or_none()
+        if state is not None:
+            state.update_with_pod(added, self.pod, node_info, 1)
 
-    def remove_pod(self, deleted: Pod) -> None:
-        """Update the metadata as if ``deleted`` were gone from the cluster (``RemovePod``)."""
+    def remove_pod(self, deleted: Pod, node_info: NodeInfo | None = None) -> None:
+        """Update the metadata as if ``deleted`` were gone from the cluster (``RemovePod``);
+        ``node_info`` (the node it ran on) is needed for PodTopologySpread's counts."""
         name = deleted.full_name
         if name == self.pod.full_name:
             raise MetadataError("deletedPod and meta.pod must not be the same.")
@@ -120,6 +154,9 @@ class PredicateMetadata:
                 if p.full_name == name:
                     del pods[i]
                     break
+        state = self._spread_state_or_none()
+        if state is not None:
+            state.update_with_pod(deleted, self.pod, node_info, -1)
 
 
 def _copy_list(items: list | None) -> list | None:
@@ -173,9 +210,13 @@ class PredicateMetadataFactory:
     each call, so producers registered later are honoured.
     """
 
-    def __init__(self, cluster: ClusterState, producers: Mapping[str, MetadataProducer] | None = None) -> None:
+    def __init__(
+        self, cluster: ClusterState, producers: Mapping[str, MetadataProducer] | None = None,
+        topology_spread: bool = False,
+    ) -> None:
         self.cluster = cluster
         self.producers: Mapping[str, MetadataProducer] = producers if producers is not None else {}
+        self.topology_spread = topology_spread  # the cluster rules: PodTopologySpread's state is kept
 
     def get_metadata(self, pod: Pod | None, node_infos: Mapping[str, NodeInfo]) -> PredicateMetadata | None:
         """The pod's metadata, or None when it cannot be computed (null pod, null node, bad selector)."""
@@ -192,6 +233,8 @@ class PredicateMetadataFactory:
             pod_request=pod.request,
             pod_ports=frozenset(pod.host_ports),
             matching_anti_affinity_terms=terms,
+            topology_spread_enabled=self.topology_spread,
+            node_infos=node_infos,
         )
         for name, precompute in list(self.producers.items()):
             log.debug("Precompute: %s", name)

@@ -86,3 +86,29 @@ def test_placements_match_upstream(nodes: int, pods: int, seed: int, expected: s
     result = run(generate(nodes, pods, seed), from_provider("DefaultProvider"), vectorized=vectorized)
     assert len(result.placements) == pods
     assert result.placement_hash == expected
+
+
+def test_topology_spread_variant_adds_only_the_constraints():
+    plain = generate(30, 40, 3)
+    spread = generate(30, 40, 3, "topology-spread")
+    for a, b in zip(plain["pending"], spread["pending"]):
+        constraints = b["spec"].pop("topologySpreadConstraints")
+        assert a == b
+        assert [(c["topologyKey"], c["whenUnsatisfiable"]) for c in constraints] == [
+            ("failure-domain.beta.kubernetes.io/zone", "DoNotSchedule"), ("kubernetes.io/hostname", "ScheduleAnyway")]
+    with pytest.raises(ValueError):
+        generate(1, 1, 1, "no-such-variant")
+
+
+def test_topology_spread_variant_spreads_and_both_paths_agree():
+    data = generate(30, 60, 5, "topology-spread")
+    fast = run(data, from_provider("DefaultProvider"), vectorized=True)
+    reference = run(data, from_provider("DefaultProvider"), vectorized=False)
+    assert fast.pairs == reference.pairs
+    hosts = {n["metadata"]["name"]: n["metadata"]["labels"]["failure-domain.beta.kubernetes.io/zone"] for n in data["nodes"]}
+    per_app: dict[str, dict[str, int]] = {}
+    for pod, (_, host) in zip(data["pending"], fast.pairs):
+        app = pod["metadata"]["labels"]["app"]
+        zone_counts = per_app.setdefault(app, {z: 0 for z in set(hosts.values())})
+        zone_counts[hosts[host]] += 1
+    assert all(max(c.values()) - min(c.values()) <= 1 for c in per_app.values())

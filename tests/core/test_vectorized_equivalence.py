@@ -193,7 +193,8 @@ def check_forms_against_reference(scheduler, pod):
     cols = scheduler.columns
     infos = scheduler.cluster.node_infos
     meta = scheduler.predicate_metadata_producer(pod, infos)
-    for name, predicate in scheduler._ordered_predicates:
+    algorithms = scheduler.algorithms_for(pod)
+    for name, predicate in algorithms.ordered_predicates:
         form = predicate_form(predicate)
         mask = form(pod, meta, cols) if form else None
         if mask is None:
@@ -207,7 +208,7 @@ def check_forms_against_reference(scheduler, pod):
     candidates = np.arange(len(cols.names))
     nodes_ = list(cols.nodes)
     pmeta = scheduler.priority_metadata_producer(pod, infos)
-    for config in scheduler.prioritizers:
+    for config in algorithms.prioritizers:
         form = priority_form(config)
         scores = form(pod, pmeta, cols, candidates) if form else None
         if scores is None:
@@ -226,6 +227,76 @@ def test_vectorized_path_matches_reference(scenario, kind):
     fast = build(kind, build_cluster(node_list, existing), vectorized=True)
     reference = build(kind, build_cluster(node_list, existing), vectorized=False)
     assert fast.columns is not None and reference.columns is None
+    for raw in pending:
+        pod = Pod(raw)
+        check_forms_against_reference(fast, pod)
+        assert outcome(fast, pod) == outcome(reference, pod), pod.ref
+        assert fast.last_node_index == reference.last_node_index
+
+
+# -- pods with topologySpreadConstraints (PodTopologySpread, applied under the cluster rules) ----------
+SPREAD_NAMED = dict(ALL_ALGORITHMS, predicates=[*ALL_ALGORITHMS["predicates"], {"name": "PodTopologySpread"}],
+                    priorities=[*ALL_ALGORITHMS["priorities"], {"name": "PodTopologySpread", "weight": 3}])
+
+
+def _spread_constraints(draw):
+    out = []
+    for key in draw(st.lists(st.sampled_from(TOPOLOGY_KEYS + ["node-type"]), min_size=1, max_size=3, unique=True)):
+        when = draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]))
+        c = {"maxSkew": draw(st.integers(1, 3)), "topologyKey": key, "whenUnsatisfiable": when}
+        selector = draw(st.sampled_from([
+            {"matchLabels": {"app": draw(st.sampled_from(APPS))}},
+            {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "b"]}]},
+            {"matchExpressions": [{"key": "tier", "operator": "Exists"}]}, {}, None]))
+        if selector is not None:
+            c["labelSelector"] = selector
+        if when == "DoNotSchedule" and draw(st.integers(0, 2)) == 0:
+            c["minDomains"] = draw(st.integers(1, 4))
+        if draw(st.integers(0, 2)) == 0:
+            c["nodeAffinityPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+        if draw(st.integers(0, 2)) == 0:
+            c["nodeTaintsPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+        if draw(st.integers(0, 3)) == 0 and "tier" not in json.dumps(selector):
+            c["matchLabelKeys"] = ["tier"]
+        out.append(c)
+    return out
+
+
+@st.composite
+def spread_pods(draw, prefix, bound_to=None):
+    raw = draw(pods(prefix, bound_to))
+    if bound_to is not None and draw(st.integers(0, 5)) == 0:
+        raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"  # terminating: never counted
+    if bound_to is None and draw(st.integers(0, 5)) != 0:
+        raw["spec"]["topologySpreadConstraints"] = _spread_constraints(draw)
+    return raw
+
+
+@st.composite
+def spread_scenarios(draw):
+    node_list = draw(nodes())
+    for node in node_list:
+        if draw(st.booleans()):
+            node["metadata"]["labels"]["node-type"] = draw(st.sampled_from(["small", "large"]))
+    names = [n["metadata"]["name"] for n in node_list]
+    existing = [draw(spread_pods(f"existing-{i}", bound_to=draw(st.sampled_from(names))))
+                for i in range(draw(st.integers(0, 10)))]
+    pending = [draw(spread_pods(f"pending-{i}")) for i in range(draw(st.integers(1, 6)))]
+    return node_list, existing, pending
+
+
+def build_spread(kind, cluster, vectorized):
+    if kind == "named":
+        return create_from_policy(load_policy(json.dumps(SPREAD_NAMED)), cluster=cluster, vectorized=vectorized)
+    return build(kind, cluster, vectorized)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(spread_scenarios(), st.sampled_from(["DefaultProvider", "all", "named"]))
+def test_vectorized_path_matches_reference_for_topology_spread(scenario, kind):
+    node_list, existing, pending = scenario
+    fast = build_spread(kind, build_cluster(node_list, existing), vectorized=True)
+    reference = build_spread(kind, build_cluster(node_list, existing), vectorized=False)
     for raw in pending:
         pod = Pod(raw)
         check_forms_against_reference(fast, pod)

@@ -27,6 +27,10 @@ def with_(base: dict, path: str, value) -> dict:
     return obj
 
 
+SPREAD = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+          "labelSelector": {"matchLabels": {"app": "a"}}}
+
+
 def container(**resources) -> list:
     return [{"name": "c", "image": "i", "resources": resources}]
 
@@ -114,6 +118,28 @@ CASES = [
      "matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
     ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"selector": {"app": "a/b"}}},
      "Service default/s: spec.selector.app: Invalid value: 'a/b'"),
+    # topologySpreadConstraints (ValidateTopologySpreadConstraints, 1.26)
+    *[(with_(POD, "spec.topologySpreadConstraints", [dict(SPREAD, **change)]), f"Pod ns/p: spec.topologySpreadConstraints[0]{m}")
+      for change, m in [
+          ({"maxSkew": 0}, ".maxSkew: Invalid value: 0: must be greater than zero"),
+          ({"topologyKey": ""}, ".topologyKey: Required value: can not be empty"),
+          ({"whenUnsatisfiable": "Sometimes"}, ".whenUnsatisfiable: Unsupported value: 'Sometimes': supported values: "
+           "\"DoNotSchedule\", \"ScheduleAnyway\""),
+          ({"minDomains": 0}, ".minDomains: Invalid value: 0: must be greater than zero"),
+          ({"minDomains": 2, "whenUnsatisfiable": "ScheduleAnyway"}, ".minDomains: Invalid value: 2: can only use "
+           "minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"),
+          ({"nodeAffinityPolicy": "Maybe"}, ".nodeAffinityPolicy: Unsupported value: 'Maybe': supported values: "
+           "\"Honor\", \"Ignore\""),
+          ({"nodeTaintsPolicy": "honor"}, ".nodeTaintsPolicy: Unsupported value: 'honor': supported values: "
+           "\"Honor\", \"Ignore\""),
+          ({"matchLabelKeys": ["app"]}, ".matchLabelKeys[0]: Invalid value: 'app': exists in both matchLabelKeys and "
+           "labelSelector"),
+          ({"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]}}, ".labelSelector.matchExpressions[0]"
+           ".values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+      ]],
+    (with_(POD, "spec.topologySpreadConstraints", [SPREAD, dict(SPREAD, maxSkew=2)]),
+     "Pod ns/p: spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}: Duplicate value: "
+     "'{zone, DoNotSchedule}'"),
     ({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "r"},
       "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "in", "values": ["a"]}]}}},
      "ReplicaSet default/r: spec.selector.matchExpressions[0].operator: Unsupported value: 'in'"),
@@ -139,6 +165,9 @@ def test_valid_objects_pass(tmp_path):
     good["spec"]["containers"] = container(requests={"cpu": "1", "example.com/gpu": "1", "hugepages-2Mi": "1Gi"},
                                            limits={"cpu": "2", "alpha.kubernetes.io/nvidia-gpu": "1"})
     good["metadata"]["labels"] = {"app.kubernetes.io/name": "web", "empty": ""}
+    good["spec"]["topologySpreadConstraints"] = [
+        dict(SPREAD, minDomains=2, nodeAffinityPolicy="Ignore", nodeTaintsPolicy="Honor", matchLabelKeys=["rev"]),
+        dict(SPREAD, whenUnsatisfiable="ScheduleAnyway")]
     path = tmp_path / "ok.yaml"
     path.write_text(yaml.safe_dump_all([good, with_(NODE, "spec.taints", [{"key": "dedicated", "value": "infra",
                                                                           "effect": "NoSchedule"}])]))

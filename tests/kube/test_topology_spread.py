@@ -1,0 +1,124 @@
+"""PodTopologySpread against a real 1.26 API server: ``policy-scheduler run`` (DefaultProvider, no Policy
+mention) spreads 4 pods of one app with a zone DoNotSchedule constraint 2+2 although zone-a has room for
+all of them (1.9 alone places 4+0), and upstream's 1.26 kube-scheduler given the same pods agrees: the
+zone counts, and the unschedulable pods' FailedScheduling reasons."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .daemon import Cluster, DaemonProcess, node, pod, wait_until
+from .envtest import assets_dir, start_server
+
+ZONE = "topology.kubernetes.io/zone"
+SPREAD = {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+          "labelSelector": {"matchLabels": {"app": "web"}}}
+NODES = [("a-1", "zone-a", "16"), ("a-2", "zone-a", "16"), ("b-1", "zone-b", "8")]
+SKEW_REASON = "2 node(s) didn't match pod topology spread constraints"
+LABEL_REASON = "3 node(s) didn't match pod topology spread constraints (missing required label)"
+
+
+def populate(cluster: Cluster) -> None:
+    for name, zone, cpu in NODES:
+        cluster.add_node(node(name, cpu=cpu, memory="64Gi", labels={ZONE: zone}))
+    # zone-b's node is busy, so least-requested scoring alone prefers zone-a for every pod
+    cluster.add_pod(pod("filler", cpu="5", node_name="b-1", labels={"app": "other"}))
+
+
+def web(name: str, **spread_changes: Any) -> dict[str, Any]:
+    return pod(name, labels={"app": "web"}, topologySpreadConstraints=[{**SPREAD, **spread_changes}])
+
+
+def scenario(cluster: Cluster) -> tuple[dict[str, int], list[str]]:
+    """The 4 web pods one at a time (each bound before the next), then two that cannot fit; the zone counts
+    and the two FailedScheduling messages."""
+    for i in range(4):
+        cluster.add_pod(web(f"web-{i}"))
+        wait_until(lambda n=f"web-{i}": cluster.placements().get(n), 60, what=f"web-{i} bound")
+    zone_of = {name: zone for name, zone, _ in NODES}
+    counts: dict[str, int] = {}
+    for name, host in cluster.bound().items():
+        if name.startswith("web-"):
+            counts[zone_of[host]] = counts.get(zone_of[host], 0) + 1
+    # zone-a 3, zone-b 2 (a matching pod bound by name), then a pod allowed only in zone-a: skew 3 + 1 - 2 > 1
+    cluster.add_pod(pod("web-bound", labels={"app": "web"}, node_name="a-1"))
+    pinned = web("pinned", nodeAffinityPolicy="Ignore")
+    pinned["spec"]["nodeSelector"] = {ZONE: "zone-a"}
+    cluster.add_pod(pinned)
+    cluster.add_pod(web("no-rack", topologyKey="rack"))  # no node has the key
+    messages = []
+    for name in ("pinned", "no-rack"):
+        events = wait_until(lambda n=name: [e for e in cluster.events("FailedScheduling")
+                                            if e["involvedObject"]["name"] == n], 60, what=f"{name} FailedScheduling")
+        messages.append(events[0]["message"])
+    assert not {"pinned", "no-rack"} & set(cluster.bound())
+    return counts, messages
+
+
+@pytest.fixture
+def server(tmp_path_factory):
+    s = start_server("1.26", tmp_path_factory.mktemp("envtest-1.26"))
+    yield s
+    s.stop()
+
+
+def test_policy_scheduler_spreads_as_the_modern_scheduler(server, tmp_path):
+    cluster = Cluster(server.rest())
+    populate(cluster)
+    daemon = DaemonProcess(server.kubeconfig, tmp_path).start()
+    try:
+        daemon.wait_healthy()
+        counts, (pinned, no_rack) = scenario(cluster)
+    finally:
+        daemon.stop()
+    assert counts == {"zone-a": 2, "zone-b": 2}
+    assert SKEW_REASON in pinned, pinned
+    assert LABEL_REASON in no_rack, no_rack
+
+
+class ReferenceScheduler:
+    """Upstream's 1.26 kube-scheduler (``<assets>/1.26/bin/kube-scheduler``), its default profile named
+    ``policy-scheduler`` so that it takes the pods the tests create."""
+
+    def __init__(self, kubeconfig: str, work: Path) -> None:
+        binary = assets_dir() / "1.26" / "bin" / "kube-scheduler"
+        if not binary.is_file():
+            pytest.skip(f"{binary} not found")
+        config = work / "ks.json"
+        config.write_text(json.dumps({
+            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": kubeconfig}, "leaderElection": {"leaderElect": False},
+            "profiles": [{"schedulerName": "policy-scheduler"}]}))
+        self.log_path = work / "kube-scheduler.log"
+        self._log = open(self.log_path, "ab")
+        self.process = subprocess.Popen([str(binary), "--config", str(config), "--secure-port=0", "-v=2"],
+                                        stdout=self._log, stderr=subprocess.STDOUT)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log.close()
+
+
+def test_the_reference_kube_scheduler_agrees(server, tmp_path):
+    cluster = Cluster(server.rest())
+    populate(cluster)
+    reference = ReferenceScheduler(server.kubeconfig, tmp_path)
+    try:
+        counts, (pinned, no_rack) = scenario(cluster)
+    finally:
+        reference.stop()
+    assert counts == {"zone-a": 2, "zone-b": 2}
+    assert SKEW_REASON in pinned, pinned
+    assert LABEL_REASON in no_rack, no_rack
