@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import jsonschema
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -106,3 +107,50 @@ def test_rules_1_9_restore_todays_output(tmp_path):
     explain = json.loads(cli("explain", "default/db-1", "--cluster", cluster, "-o", "json", "--rules", "1.9"))
     assert "volumes" not in explain
     assert explain["nodes"]["node-a"]["predicates"]["CheckVolumeBinding"] == {"fit": True, "reasons": []}
+
+
+BAD_OBJECTS = [
+    ({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"}, "provisioner": "p",
+      "volumeBindingMode": "Later"},
+     "StorageClass sc: volumeBindingMode: Unsupported value: 'Later': supported values: \"Immediate\", \"WaitForFirstConsumer\""),
+    ({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"}, "provisioner": "p",
+      "volumeBindingMode": 7},
+     "StorageClass sc: volumeBindingMode: expected a string, got 7"),
+    ({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"}, "provisioner": "p",
+      "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": []}]}]},
+     "StorageClass sc: allowedTopologies[0].matchLabelExpressions[0].values: Required value"),
+    ({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"}, "provisioner": "p",
+      "allowedTopologies": [{"matchLabelExpressions": [{"key": "bad key", "values": ["a"]}]}]},
+     "StorageClass sc: allowedTopologies[0].matchLabelExpressions[0].key: Invalid value: 'bad key': name part must consist of"),
+    ({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"}, "provisioner": "p",
+      "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a", "a"]}]}]},
+     "StorageClass sc: allowedTopologies[0].matchLabelExpressions[0].values[1]: Duplicate value: 'a'"),
+    ({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"}, "provisioner": "p",
+      "allowedTopologies": "z1"},
+     "StorageClass sc: allowedTopologies: expected a list, got \"z1\""),
+    ({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+      "spec": {"capacity": {"storage": "1Gi"}, "nodeAffinity": {}}},
+     "PersistentVolume pv: spec.nodeAffinity.required: Required value: must specify required node constraints"),
+    ({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+      "spec": {"capacity": {"storage": "1Gi"}, "nodeAffinity": {"required": {"nodeSelectorTerms": []}}}},
+     "PersistentVolume pv: spec.nodeAffinity.required.nodeSelectorTerms: Required value: must have at least one node selector term"),
+    ({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+      "spec": {"capacity": {"storage": "1Gi"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [
+          {"matchExpressions": [{"key": "k", "operator": "Near", "values": ["a"]}]}]}}}},
+     "PersistentVolume pv: spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported value: 'Near'"),
+    ({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+      "spec": {"capacity": {"storage": "1Gi"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [
+          {"matchFields": [{"key": "metadata.uid", "operator": "In", "values": ["a"]}]}]}}}},
+     "PersistentVolume pv: spec.nodeAffinity.required.nodeSelectorTerms[0].matchFields[0].key: Invalid value: 'metadata.uid': not a valid field selector key"),
+]
+
+
+@pytest.mark.parametrize("obj,message", BAD_OBJECTS, ids=[m.split(":")[1].strip() + str(i) for i, (_, m) in enumerate(BAD_OBJECTS)])
+def test_malformed_storage_objects_get_the_api_servers_message(tmp_path, obj, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    result = CliRunner().invoke(main, ["simulate", "--cluster", str(path)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith(f"error: {path}: document 0: {message}"), lines[0]
