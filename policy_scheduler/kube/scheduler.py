@@ -203,8 +203,10 @@ class SchedulingLoop:
     def _assume_volumes(self, algorithm: GenericScheduler, pod: Pod, host: str) -> PodVolumes | None:
         """Upstream's VolumeBinding Reserve: the bindings for ``host``, assumed in the cache (None when the
         pod's claims are all bound or the cluster's volume binder does not decide for it)."""
+        if self.volumes is None:
+            return None
         binder = volume_binder_of(algorithm.predicates)
-        if binder is None or self.volumes is None:
+        if binder is None:
             return None
         decided = decide_pod_volumes(binder, pod, host)
         if decided is None or decided.empty:
