@@ -224,6 +224,11 @@ def apply_feature_gates(reg: Registry, gates: FeatureGates) -> None:
         reg.register_mandatory_fit_predicate("PodToleratesNodeTaints", pod_tolerates_node_taints)
         reg.insert_predicate_key_to_algorithm_provider_map("PodToleratesNodeTaints")
         log.warning("TaintNodesByCondition is enabled, PodToleratesNodeTaints predicate is mandatory")
+    if gates.cluster_rules:
+        # Late-bound volumes (WaitForFirstConsumer) and PVs with node affinity: the filter must run
+        # whatever the Policy names, or a pod lands where its volume can never be (1.9's own
+        # precedent: TaintNodesByCondition makes PodToleratesNodeTaints mandatory, above).
+        reg.make_fit_predicate_mandatory("CheckVolumeBinding")
     if gates.enabled("ResourceLimitsPriorityFunction"):
         reg.register_priority_function2("ResourceLimitsPriority", resource_limits_priority_map, None, 1)
 

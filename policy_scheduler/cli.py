@@ -587,9 +587,12 @@ def _run_context() -> dict[str, Any]:
 @click.option("--v", "run_verbosity", type=int, default=None, help="Log verbosity (overrides the global --v).")
 @click.option("--bind-workers", type=click.IntRange(min=1), default=16, show_default=True,
               help="Binds in flight at once (the next pod is decided while they run).")
+@click.option("--volume-bind-timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+              help="Seconds a pod waits for its late-bound volumes to be bound before it is re-queued "
+                   "(the VolumeBinding plugin's bindTimeoutSeconds; the cluster's rules only).")
 @click.option("--rules", "rules", type=click.Choice(["cluster", "1.9"]), default="cluster", show_default=True,
               help=RULES_HELP)
-def run(run_verbosity: int | None, bind_workers: int, rules: str, **flags: Any) -> None:
+def run(run_verbosity: int | None, bind_workers: int, volume_bind_timeout: float, rules: str, **flags: Any) -> None:
     """Schedule pods on a live cluster: kube-scheduler 1.9's daemon, flags and behaviour."""
     import signal
 
@@ -602,7 +605,8 @@ def run(run_verbosity: int | None, bind_workers: int, rules: str, **flags: Any) 
     try:
         _registry()
         gates = FeatureGates.parse(flags.get("feature_gates"), rules)
-        daemon = Daemon(resolve_configuration(flags), gates, bind_workers=bind_workers)
+        daemon = Daemon(resolve_configuration(flags), gates, bind_workers=bind_workers,
+                        volume_bind_timeout=volume_bind_timeout)
         daemon.prepare()
     except UserError as e:
         click.echo(f"error: {e}", err=True)

@@ -130,6 +130,12 @@ class Registry:
             self.mandatory_fit_predicates.add(name)
             return name
 
+    def make_fit_predicate_mandatory(self, name: str) -> None:
+        """Add a registered predicate to every scheduler built from this registry, named or not."""
+        with self._lock:
+            if name in self.fit_predicates:
+                self.mandatory_fit_predicates.add(name)
+
     def remove_fit_predicate(self, name: str) -> None:
         with self._lock:
             validate_algorithm_name(name)

@@ -14,7 +14,7 @@ from policy_scheduler.cache.cluster import ClusterState
 from policy_scheduler.cache.node_info import NodeInfo
 from policy_scheduler.errors import ConfigurationError, PolicyError
 from policy_scheduler.factory import create_from_policy, create_from_provider
-from policy_scheduler.features import FeatureGates
+from policy_scheduler.features import FeatureGates, Rules
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.registry import REGISTRY, RegistryError
@@ -28,8 +28,11 @@ def test_compatibility_policy(case):
     expected = case["expected"]
     policy = load_policy(json.dumps(case["policy"]))
     assert policy.hard_pod_affinity_symmetric_weight == expected["decodedHardPodAffinitySymmetricWeight"]
-    scheduler = create_from_policy(policy, cluster=ClusterState())
+    scheduler = create_from_policy(policy, cluster=ClusterState(), feature_gates=FeatureGates(rules=Rules.V1_9))
     assert sorted(scheduler.predicates) == expected["effectivePredicates"]
+    # Under the cluster's rules CheckVolumeBinding (late-bound volumes) runs whatever the policy names.
+    cluster_rules = create_from_policy(policy, cluster=ClusterState())
+    assert sorted(cluster_rules.predicates) == sorted({*expected["effectivePredicates"], "CheckVolumeBinding"})
     assert [{"name": c.name, "weight": c.weight} for c in scheduler.prioritizers] == expected["priorityConfigs"]
     bare = NodeInfo(Node({"metadata": {"name": "n1"}}))
     for name, custom in expected["customPredicates"].items():
@@ -54,8 +57,10 @@ def test_every_registered_name_is_covered_by_a_compatibility_policy():
 
 def test_empty_policy_means_mandatory_predicates_only():
     """factory_test.go TestCreateFromEmptyConfig, with 1.9's meaning of absent lists."""
-    scheduler = create_from_policy(load_policy("{}"), cluster=ClusterState())
+    scheduler = create_from_policy(load_policy("{}"), cluster=ClusterState(), feature_gates=FeatureGates(rules=Rules.V1_9))
     assert sorted(scheduler.predicates) == ["CheckNodeCondition"]
+    scheduler = create_from_policy(load_policy("{}"), cluster=ClusterState())
+    assert sorted(scheduler.predicates) == ["CheckNodeCondition", "CheckVolumeBinding"]
     assert scheduler.prioritizers == []
 
 
@@ -99,7 +104,8 @@ def test_create_from_config(hard_weight, expected, monkeypatch):
     doc = dict(CUSTOM_POLICY, priorities=CUSTOM_POLICY["priorities"] + [{"name": "InterPodAffinityPriority", "weight": 1}])
     if hard_weight is not None:
         doc["hardPodAffinitySymmetricWeight"] = hard_weight
-    scheduler = create_from_policy(load_policy(json.dumps(doc)), cluster=ClusterState(), registry=reg)
+    scheduler = create_from_policy(load_policy(json.dumps(doc)), cluster=ClusterState(), registry=reg,
+                                   feature_gates=FeatureGates(rules=Rules.V1_9))
     assert sorted(scheduler.predicates) == ["CheckNodeCondition", "PredicateOne", "PredicateTwo", "TestRequireZone", "TestZoneAffinity"]
     assert [(c.name, c.weight) for c in scheduler.prioritizers] == [
         ("InterPodAffinityPriority", 1), ("PriorityOne", 2), ("PriorityTwo", 1), ("RackSpread", 3)
@@ -138,7 +144,7 @@ def test_unknown_names_and_bad_hard_weight():
 
 def test_taint_nodes_by_condition_gate():
     """registry.md §5.5: CheckNodeCondition is removed and PodToleratesNodeTaints becomes mandatory."""
-    gates = FeatureGates({"TaintNodesByCondition": True})
+    gates = FeatureGates({"TaintNodesByCondition": True}, Rules.V1_9)
     scheduler = create_from_provider("DefaultProvider", cluster=ClusterState(), feature_gates=gates)
     assert "CheckNodeCondition" not in scheduler.predicates
     scheduler = create_from_policy(load_policy('{"predicates": [{"name": "NoDiskConflict"}]}'), cluster=ClusterState(), feature_gates=gates)

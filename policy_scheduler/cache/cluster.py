@@ -43,6 +43,10 @@ class ClusterState:
         self.persistent_volumes: dict[str, PersistentVolume] = {}
         self.persistent_volume_claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
         self.storage_classes: dict[str, StorageClass] = {}
+        # The volume binder's assumptions (upstream's PV/PVC assume caches): a PV pre-bound or a claim
+        # annotated for the chosen node, in memory, until the API object catches up or it is restored.
+        self.assumed_volumes: dict[str, PersistentVolume] = {}
+        self.assumed_claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
         self._nodes: dict[str, Node] = {}
         self._node_list: list[Node] | None = None
         self.observers: list[ClusterObserver] = []
@@ -198,31 +202,75 @@ class ClusterState:
 
     # -- volume listers ------------------------------------------------------------------------
     def add_persistent_volume(self, pv: PersistentVolume) -> None:
+        """Add or update the API object; a newer one than an assumed copy replaces the assumption."""
         self.persistent_volumes[pv.name] = pv
+        assumed = self.assumed_volumes.get(pv.name)
+        if assumed is not None and pv.resource_version > assumed.resource_version:
+            del self.assumed_volumes[pv.name]
 
     def add_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> None:
         self.persistent_volume_claims[(pvc.namespace, pvc.name)] = pvc
+        assumed = self.assumed_claims.get(pvc.key)
+        if assumed is not None and pvc.resource_version > assumed.resource_version:
+            del self.assumed_claims[pvc.key]
+
+    def assume_persistent_volume(self, pv: PersistentVolume) -> None:
+        """``pvCache.Assume``: decisions see ``pv`` until the API object is newer or it is restored."""
+        stored = self.assumed_volumes.get(pv.name) or self.persistent_volumes.get(pv.name)
+        if stored is None:
+            raise ListerError(f'persistentvolume "{pv.name}" not found')
+        if pv.resource_version < stored.resource_version:
+            raise ListerError(f'PersistentVolume "{pv.name}" is out of sync (stored: {stored.resource_version}, assume: {pv.resource_version})')
+        self.assumed_volumes[pv.name] = pv
+
+    def assume_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> None:
+        stored = self.assumed_claims.get(pvc.key) or self.persistent_volume_claims.get(pvc.key)
+        if stored is None:
+            raise ListerError(f'persistentvolumeclaim "{pvc.name}" not found')
+        if pvc.resource_version < stored.resource_version:
+            raise ListerError(f'PersistentVolumeClaim "{pvc.namespace}/{pvc.name}" is out of sync (stored: {stored.resource_version}, assume: {pvc.resource_version})')
+        self.assumed_claims[pvc.key] = pvc
+
+    def restore_persistent_volume(self, name: str) -> None:
+        """``pvCache.Restore``: drop the assumption; decisions see the API object again."""
+        self.assumed_volumes.pop(name, None)
+
+    def restore_persistent_volume_claim(self, namespace: str, name: str) -> None:
+        self.assumed_claims.pop((namespace, name), None)
+
+    def list_persistent_volumes(self) -> list[PersistentVolume]:
+        """Every PV as decisions see it (assumed copies over API objects), in name order."""
+        return [self.assumed_volumes.get(n) or self.persistent_volumes[n] for n in sorted(self.persistent_volumes)]
+
+    def api_pv(self, name: str) -> PersistentVolume | None:
+        """The PV as the API server last reported it (never an assumed copy)."""
+        return self.persistent_volumes.get(name)
+
+    def api_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        return self.persistent_volume_claims.get((namespace, name))
 
     def add_storage_class(self, sc: StorageClass) -> None:
         self.storage_classes[sc.name] = sc
 
     def remove_persistent_volume(self, name: str) -> None:
         self.persistent_volumes.pop(name, None)
+        self.assumed_volumes.pop(name, None)
 
     def remove_persistent_volume_claim(self, namespace: str, name: str) -> None:
         self.persistent_volume_claims.pop((namespace, name), None)
+        self.assumed_claims.pop((namespace, name), None)
 
     def remove_storage_class(self, name: str) -> None:
         self.storage_classes.pop(name, None)
 
     def get_pv(self, name: str) -> PersistentVolume:
-        pv = self.persistent_volumes.get(name)
+        pv = self.assumed_volumes.get(name) or self.persistent_volumes.get(name)
         if pv is None:
             raise ListerError(f'persistentvolume "{name}" not found')
         return pv
 
     def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim:
-        pvc = self.persistent_volume_claims.get((namespace, name))
+        pvc = self.assumed_claims.get((namespace, name)) or self.persistent_volume_claims.get((namespace, name))
         if pvc is None:
             raise ListerError(f'persistentvolumeclaim "{name}" not found')
         return pvc

@@ -148,6 +148,7 @@ class Explanation:
     node_name: str = ""  # the pod's spec.nodeName: bound by name, never scheduled
     preemption: PreemptionResult | None = None  # gate PodPriority: what preemption would do
     fit_error: FitError | None = field(default=None, repr=False)
+    volumes: list[Any] = field(default_factory=list)  # the cluster's rules: VolumeActions on the host (late-bound claims)
 
 
 @dataclass(frozen=True, slots=True)

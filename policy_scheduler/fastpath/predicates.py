@@ -113,7 +113,7 @@ def no_volumes(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
 
 def volume_binding(gates: FeatureGates):
     def form(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
-        if not gates.enabled("VolumeScheduling"):
+        if not gates.enabled("VolumeScheduling") and not gates.cluster_rules:
             return _all(cols)
         return no_volumes(pod, meta, cols)
 

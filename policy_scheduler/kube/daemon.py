@@ -26,6 +26,7 @@ from ..errors import UserError
 from ..features import FeatureGates
 from ..model.disruption import PodDisruptionBudget
 from ..model.pod import Pod
+from ..predicates.volume_binder import DEFAULT_BIND_TIMEOUT
 from . import leaderelection
 from .binder import Binder
 from .client import api_client
@@ -40,6 +41,7 @@ from .queue import PodBackoff, PriorityQueue, new_scheduling_queue, pod_key
 from .rest import ApiError, RestClient
 from .scheduler import BIND_WORKERS, Requeuer, SchedulingLoop
 from .server import SchedulerServer
+from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +73,7 @@ def queue_order(raw: dict[str, Any]) -> tuple[str, str, str]:
 
 class Daemon:
     def __init__(self, config: SchedulerConfiguration, feature_gates: FeatureGates, *,
-                 bind_workers: int = BIND_WORKERS) -> None:
+                 bind_workers: int = BIND_WORKERS, volume_bind_timeout: float = DEFAULT_BIND_TIMEOUT) -> None:
         self.config = config
         self.feature_gates = feature_gates
         self.metrics = SchedulerMetrics()
@@ -92,15 +94,17 @@ class Daemon:
         self._fatal: str | None = None
         self.preemptor: Preemptor | None = None
         self.pdb_store: PDBStore | None = None
+        self.volume_bind_timeout = volume_bind_timeout
+        self.volume_binding: VolumeBindingManager | None = None
 
     # -- start-up ----------------------------------------------------------------------------------
     def prepare(self) -> None:
         """Everything that can fail because of the configuration; raises UserError (exit 1)."""
         cfg = self.config
         log.info("Version: %s", __version__)
-        if self.feature_gates.enabled("VolumeScheduling"):
-            raise UserError("--feature-gates VolumeScheduling=true: run does not implement the volume binder "
-                            "(assuming and binding PersistentVolumes before the pod); see docs/deviations.md")
+        if self.feature_gates.enabled("VolumeScheduling") and not self.feature_gates.cluster_rules:
+            raise UserError("--feature-gates VolumeScheduling=true: run does not implement 1.9's alpha volume binder "
+                            "under --rules 1.9 (the cluster's rules bind volumes as 1.26 does); see docs/deviations.md")
         conn = cfg.client_connection
         kubeconfig = conn.kubeconfig or None
         if not kubeconfig and not cfg.master:
@@ -138,10 +142,13 @@ class Daemon:
                 self.rest, cache=self.cache, queue=self.queue, requeuer=self.requeuer, recorder=self.recorder,
                 metrics=self.metrics, lookup=self.pending_pod, pdbs=self._pdbs,
             )
+        if self.feature_gates.cluster_rules:  # late-bound volumes: assume, write, wait, then bind the pod
+            self.volume_binding = VolumeBindingManager(self.rest, self.cache, timeout=self.volume_bind_timeout,
+                                                       pod_exists=self._pod_exists)
         self.loop = SchedulingLoop(
             cache=self.cache, queue=self.queue, algorithm=self.algorithm, binder=Binder(self.rest),
             recorder=self.recorder, conditions=self.conditions, requeuer=self.requeuer, metrics=self.metrics,
-            bind_workers=self.bind_workers, preemptor=self.preemptor,
+            bind_workers=self.bind_workers, preemptor=self.preemptor, volumes=self.volume_binding,
         )
 
     def _algorithm_source(self) -> AlgorithmSource:
@@ -199,7 +206,10 @@ class Daemon:
             elif resource.kind == "Node":
                 handler = NodeHandler(self.cache, self.queue)
             else:
-                handler = ListerHandler(self.cache, self.queue, resource.kind)
+                on_change = None
+                if self.volume_binding is not None and resource.kind in ("PersistentVolume", "PersistentVolumeClaim"):
+                    on_change = self.volume_binding.notify
+                handler = ListerHandler(self.cache, self.queue, resource.kind, on_change=on_change)
             reflector = Reflector(
                 self.rest, resource.path(version), handler, name=resource.plural,
                 field_selector=NON_TERMINAL if resource.kind == "Pod" else None,
@@ -253,6 +263,13 @@ class Daemon:
         if pod.node_name or not self.pod_handler.responsible_for(pod) or self.cache.is_assumed(pod.key):
             return None
         return pod
+
+    def _pod_exists(self, pod: Pod) -> bool:
+        """The pod is still in the informer's store (the same object: its uid)."""
+        raw = self.pod_reflector.store.get(pod_key(pod))
+        if raw is None:
+            return False
+        return not pod.uid or (raw.get("metadata") or {}).get("uid") == pod.uid
 
     def _corrupted(self, message: str) -> None:
         log.critical("%s", message)
@@ -338,6 +355,8 @@ class Daemon:
             server.start()
         self.writer.start()
         self.requeuer.start()
+        if self.volume_binding is not None:
+            self.volume_binding.start()
         self._start_informers()
         housekeeping = threading.Thread(target=self._housekeeping, name="housekeeping", daemon=True)
         housekeeping.start()
@@ -375,6 +394,8 @@ class Daemon:
         if elector_thread is not None:
             elector_thread.join(timeout=10)
         self.stop_event.set()
+        if self.volume_binding is not None:
+            self.volume_binding.stop()
         self.requeuer.stop()
         self.queue.close()
         for reflector in self.reflectors:

@@ -150,11 +150,13 @@ class ListerHandler:
         "StorageClass": (StorageClass.from_dict, False),
     }
 
-    def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, kind: str) -> None:
+    def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, kind: str,
+                 on_change: Callable[[], None] | None = None) -> None:
         self.cache = cache
         self.queue = queue
         self.kind = kind
         self.parse, self.moves_pods = self.KINDS[kind]
+        self.on_change = on_change  # the volume binder's waiter (PVs and claims)
 
     def on_add(self, raw: dict[str, Any]) -> None:
         obj = _parse(self.parse, raw, self.kind)
@@ -170,7 +172,10 @@ class ListerHandler:
                 cluster.add_storage_class(obj)
             else:
                 cluster.put_namespaced(self.kind, obj)
-        if self.moves_pods:
+        if self.on_change is not None:  # the cluster's rules: a new or changed PV may fit a late-bound claim
+            self.on_change()
+            self.queue.move_all_to_active()
+        elif self.moves_pods:
             self.queue.move_all_to_active()
 
     def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -189,5 +194,8 @@ class ListerHandler:
                 cluster.remove_storage_class(name)
             else:
                 cluster.remove_namespaced(self.kind, namespace, name)
-        if self.moves_pods:
+        if self.on_change is not None:  # the cluster's rules: a new or changed PV may fit a late-bound claim
+            self.on_change()
+            self.queue.move_all_to_active()
+        elif self.moves_pods:
             self.queue.move_all_to_active()

@@ -6,6 +6,11 @@ pod is decided while binds are in flight. A failed attempt records a ``FailedSch
 the ``PodScheduled=False`` condition, and re-queues the pod after its back-off. With the gate
 ``PodPriority`` a FitError is followed by a preemption attempt (:mod:`.preemption`): decided here, its API
 calls made by the preemption worker, which re-queues the pod once they are done.
+
+Under the cluster's rules, a pod with late-bound claims (``WaitForFirstConsumer``) also has its volumes
+assumed with it (upstream's Reserve); the bind worker writes the PV pre-bindings / selected-node
+annotations and the pod waits (:mod:`.volumebinding`, off the bind pool) until every claim is bound,
+then is bound itself; a failure or the timeout undoes both assumptions and re-queues the pod.
 """
 
 from __future__ import annotations
@@ -20,13 +25,22 @@ from concurrent.futures import ThreadPoolExecutor
 from ..cache.scheduler_cache import CacheError, SchedulerCache
 from ..core.extender import binder_for
 from ..core.generic_scheduler import FitError, GenericScheduler
-from ..errors import SchedulingError
+from ..errors import PredicateError, SchedulingError
 from ..model.pod import Pod
+from ..predicates.volume_binder import (
+    PodVolumes,
+    VolumeBindingError,
+    assume_pod_volumes,
+    decide_pod_volumes,
+    revert_assumed_pod_volumes,
+    volume_binder_of,
+)
 from .binder import Binder, BindOutcome, ExtenderBinder
 from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
 from .metrics import SchedulerMetrics, microseconds
 from .preemption import Preemptor
 from .queue import PodBackoff, SchedulingQueue, pod_key
+from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +116,10 @@ class SchedulingLoop:
         metrics: SchedulerMetrics,
         bind_workers: int = BIND_WORKERS,
         preemptor: Preemptor | None = None,
+        volumes: VolumeBindingManager | None = None,
     ) -> None:
         self.cache = cache
+        self.volumes = volumes
         self.queue = queue
         self.algorithm = algorithm
         self.binder = binder
@@ -160,10 +176,19 @@ class SchedulingLoop:
                 # Stopped during the decision: bind nothing, leave the pod to whoever schedules next.
                 self.queue.add_unschedulable_if_not_present(pod, False)
                 return
+            try:
+                volumes = self._assume_volumes(algorithm, pod, host)
+            except (PredicateError, VolumeBindingError) as e:
+                log.info("assuming the volumes of pod=%s on node=%s failed: %s", pod.ref, host, e)
+                self._error(pod, f'running Reserve plugin "VolumeBinding": {e}', "SchedulerError", str(e),
+                            unschedulable=False)
+                return
             assumed = pod.with_node_name(host)
             try:
                 self.cache.assume_pod(assumed)
             except CacheError as e:
+                if volumes is not None:
+                    revert_assumed_pod_volumes(self.cache.cluster, volumes)
                 log.error("scheduler cache AssumePod failed: %s", e)
                 self._error(pod, f"AssumePod failed: {e}", "SchedulerError", str(e), unschedulable=False)
                 return
@@ -173,7 +198,20 @@ class SchedulingLoop:
         self._in_flight.acquire()
         with self._binds_done:
             self._pending_binds += 1
-        self._pool.submit(self._bind, assumed, host, start, binder)
+        self._pool.submit(self._bind, assumed, host, start, binder, volumes)
+
+    def _assume_volumes(self, algorithm: GenericScheduler, pod: Pod, host: str) -> PodVolumes | None:
+        """Upstream's VolumeBinding Reserve: the bindings for ``host``, assumed in the cache (None when the
+        pod's claims are all bound or the cluster's volume binder does not decide for it)."""
+        if self.volumes is None:
+            return None
+        binder = volume_binder_of(algorithm.predicates)
+        if binder is None:
+            return None
+        decided = decide_pod_volumes(binder, pod, host)
+        if decided is None or decided.empty:
+            return None
+        return assume_pod_volumes(self.cache.cluster, decided)
 
     def _binder(self, algorithm: GenericScheduler, pod: Pod) -> Binder | ExtenderBinder:
         """The policy's binding extender when it is interested in the pod, else the API server."""
@@ -195,7 +233,64 @@ class SchedulingLoop:
         self.conditions.update(pod, "False", reason, message)
 
     # -- binding (bind pool threads) -------------------------------------------------------------
-    def _bind(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None) -> None:
+    def _bind(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None,
+              volumes: PodVolumes | None = None) -> None:
+        try:
+            if volumes is not None:
+                self._bind_volumes(assumed, host, start, binder, volumes)
+            else:
+                self._bind_pod(assumed, host, start, binder)
+        finally:
+            self._in_flight.release()
+            with self._binds_done:
+                self._pending_binds -= 1
+                self._binds_done.notify_all()
+
+    def _bind_volumes(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None,
+                      volumes: PodVolumes) -> None:
+        """``BindPodVolumes``: write, then wait off the pool; the pod's bind follows once they are bound."""
+        assert self.volumes is not None
+        try:
+            written = self.volumes.bind_api_update(assumed, volumes)
+        except VolumeBindingError as e:
+            self._volumes_failed(assumed, volumes, e)
+            return
+        except Exception as e:  # a bug in the write path fails this pod, not the daemon
+            log.exception("writing the volume bindings of %s failed", assumed.ref)
+            self._volumes_failed(assumed, volumes, VolumeBindingError(f"{type(e).__name__}: {e}"))
+            return
+
+        def done(error: VolumeBindingError | None) -> None:
+            if error is not None:
+                self._volumes_failed(assumed, volumes, error)
+                return
+            log.debug("Success binding volumes for pod %s", assumed.ref)
+            with self._binds_done:
+                self._pending_binds += 1
+            self._pool.submit(self._bind_after_volumes, assumed, host, start, binder)
+
+        self.volumes.wait(assumed, written, done)
+
+    def _bind_after_volumes(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None) -> None:
+        try:
+            self._bind_pod(assumed, host, start, binder)
+        finally:
+            with self._binds_done:
+                self._pending_binds -= 1
+                self._binds_done.notify_all()
+
+    def _volumes_failed(self, assumed: Pod, volumes: PodVolumes, error: VolumeBindingError) -> None:
+        """PreBind failed: Unreserve (the volumes' assumption), forget the pod, re-queue it with an event."""
+        with self.cache.lock:
+            revert_assumed_pod_volumes(self.cache.cluster, volumes)
+        self.cache.finish_binding(assumed)
+        self._forget(assumed)
+        self.metrics.bind_outcomes.labels(outcome="volume_binding_failed").inc()
+        message = f'running PreBind plugin "VolumeBinding": {error}'
+        log.info("Failed to bind volumes pod=%s node=%s: %s", assumed.ref, volumes.node, error)
+        self._error(assumed.with_node_name(""), message, "SchedulerError", message, unschedulable=False)
+
+    def _bind_pod(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None) -> None:
         try:
             bind_start = time.monotonic_ns()
             outcome, error = (binder or self.binder).bind(assumed, host)
@@ -220,11 +315,6 @@ class SchedulingLoop:
             self.metrics.e2e_scheduling_latency.observe(microseconds(start, end))
         except Exception:
             log.exception("binding %s to %s failed", assumed.ref, host)
-        finally:
-            self._in_flight.release()
-            with self._binds_done:
-                self._pending_binds -= 1
-                self._binds_done.notify_all()
 
     def _settle_timeout(self, assumed: Pod, host: str) -> BindOutcome:
         """No reply to the bind: the pod says whether it happened."""

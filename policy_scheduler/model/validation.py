@@ -21,12 +21,14 @@ from .labels import label_key_error, label_value_error
 from .node import Node
 from .pod import Container, Pod
 from .quantity import parse_quantity
+from .volumes import PersistentVolume, StorageClass
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Exists", "Equal")
 LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+VOLUME_BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
 
 
 def supported(values: tuple[str, ...]) -> str:
@@ -93,6 +95,66 @@ def check_node(node: Node) -> None:
                 raise ObjectError(obj, f"{path}.value", f"Invalid value: {t.value!r}: {_detail(err)}")
         if t.effect not in TAINT_EFFECTS:
             raise ObjectError(obj, f"{path}.effect", _unsupported(t.effect, TAINT_EFFECTS))
+
+
+def check_storage_class(sc: StorageClass) -> None:
+    """``ValidateStorageClass``: ``volumeBindingMode`` (nil is defaulted to ``Immediate`` before validation)
+    and ``allowedTopologies`` (``validateAllowedTopologies`` / ``ValidateTopologySelectorTerm``)."""
+    obj = f"StorageClass {sc.name}"
+    mode = sc.volume_binding_mode
+    if mode is not None and mode not in VOLUME_BINDING_MODES:
+        raise ObjectError(obj, "volumeBindingMode", _unsupported(mode, VOLUME_BINDING_MODES))
+    seen_terms: list[dict[str, frozenset[str]]] = []
+    for i, term in enumerate(sc.raw.get("allowedTopologies") or []):
+        path = f"allowedTopologies[{i}].matchLabelExpressions"
+        keys: dict[str, frozenset[str]] = {}
+        for j, expr in enumerate((term or {}).get("matchLabelExpressions") or []):
+            expr = expr or {}
+            here = f"{path}[{j}]"
+            key, values = expr.get("key") or "", expr.get("values") or []
+            if not values:
+                raise ObjectError(obj, f"{here}.values", "Required value")
+            for k, value in enumerate(values):
+                if value in values[:k]:
+                    raise ObjectError(obj, f"{here}.values[{k}]", f"Duplicate value: {value!r}")
+            err = label_key_error(key)
+            if err:
+                raise ObjectError(obj, f"{here}.key", f"Invalid value: {key!r}: {_detail(err)}")
+            if key in keys:
+                raise ObjectError(obj, f"{here}.key", f"Duplicate value: {key!r}")
+            keys[key] = frozenset(values)
+        if keys in seen_terms:
+            raise ObjectError(obj, path, "Duplicate value: ''")
+        seen_terms.append(keys)
+
+
+def check_persistent_volume(pv: PersistentVolume) -> None:
+    """``validateVolumeNodeAffinity`` / ``ValidateNodeSelector`` of a PV's ``spec.nodeAffinity``."""
+    obj = f"PersistentVolume {pv.name}"
+    affinity = pv.spec.get("nodeAffinity")
+    if affinity is None:
+        return
+    required = affinity.get("required")
+    if required is None:
+        raise ObjectError(obj, "spec.nodeAffinity.required", "Required value: must specify required node constraints")
+    path = "spec.nodeAffinity.required.nodeSelectorTerms"
+    terms = required.get("nodeSelectorTerms") or []
+    if not terms:
+        raise ObjectError(obj, path, "Required value: must have at least one node selector term")
+    for i, term in enumerate(terms):
+        term = term or {}
+        _check_requirements(obj, f"{path}[{i}].matchExpressions", term.get("matchExpressions") or [], NODE_SELECTOR_OPERATORS)
+        for j, req in enumerate(term.get("matchFields") or []):
+            req = req or {}
+            here = f"{path}[{i}].matchFields[{j}]"
+            op, values, key = req.get("operator") or "", req.get("values") or [], req.get("key") or ""
+            if op in ("In", "NotIn"):
+                if len(values) != 1:
+                    raise ObjectError(obj, f"{here}.values", "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector")
+            else:
+                raise ObjectError(obj, f"{here}.operator", f"Invalid value: {op!r}: not a valid selector operator")
+            if key != "metadata.name":
+                raise ObjectError(obj, f"{here}.key", f"Invalid value: {key!r}: not a valid field selector key")
 
 
 def _check_container(obj: str, path: str, c: Container) -> None:

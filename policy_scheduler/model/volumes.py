@@ -1,14 +1,23 @@
-"""PersistentVolumes, claims and storage classes."""
+"""PersistentVolumes, claims and storage classes.
+
+Besides what 1.9 read, the fields a modern cluster schedules late-bound (``WaitForFirstConsumer``)
+volumes with: a PV's GA ``spec.nodeAffinity`` (1.10+), its ``status.phase`` and ``volumeMode``; a
+claim's ``volume.kubernetes.io/selected-node`` annotation, ``status.phase`` and ``deletionTimestamp``;
+a StorageClass's ``provisioner`` and ``allowedTopologies``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .fields import (
     bool_field,
     check_label_selector,
+    check_requirements,
     obj_field,
+    obj_list_field,
     object_identity,
     opt_obj_field,
     resource_list_field,
@@ -16,6 +25,127 @@ from .fields import (
     str_list_field,
     string_map,
 )
+from .labels import (
+    IN,
+    NOT_IN,
+    CompiledSelector,
+    SelectorError,
+    compile_node_selector_requirements,
+    new_requirement,
+)
+
+ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
+ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+NODE_FIELD_NAME = "metadata.name"
+
+
+def resource_version(raw: Mapping[str, Any]) -> int:
+    """``metadata.resourceVersion`` as a number (0 when absent or not numeric, as in manifests)."""
+    rv = (raw.get("metadata") or {}).get("resourceVersion") or ""
+    return int(rv) if isinstance(rv, str) and rv.isdigit() else 0
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRequirement:
+    """One ``matchFields`` requirement (only ``metadata.name`` with ``In``/``NotIn`` and one value)."""
+
+    op: str
+    value: str
+
+    def matches(self, node_name: str) -> bool:
+        return (node_name == self.value) == (self.op == IN)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    """A term of a PV's required node affinity: expressions ANDed with fields; ``error`` when it cannot
+    be parsed (then it matches nothing, as in ``nodeaffinity.NewLazyErrorNodeSelector``)."""
+
+    expressions: CompiledSelector | None
+    fields: tuple[FieldRequirement, ...] | None
+    error: str | None = None
+
+    def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
+        if self.error is not None or (self.expressions is None and self.fields is None):
+            return False
+        if self.expressions is not None:
+            selector = self.expressions.selector
+            if selector is None or not selector.matches(labels):
+                return False
+        return self.fields is None or all(f.matches(node_name) for f in self.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeNodeAffinity:
+    """``spec.nodeAffinity`` of a PV; ``required`` None when ``required`` is null (no constraint)."""
+
+    required: tuple[NodeSelectorTerm, ...] | None
+
+    def matches(self, labels: Mapping[str, str], node_name: str = "") -> bool:
+        """1.26's ``CheckNodeAffinity``: ORed terms. Upstream builds a node of the labels alone, so a
+        ``matchFields`` term is evaluated against an empty node name (callers pass ``""``)."""
+        if self.required is None:
+            return True
+        return any(term.matches(labels, node_name) for term in self.required)
+
+
+def _field_requirements(obj: str, path: str, raw: Any) -> tuple[tuple[FieldRequirement, ...] | None, str | None]:
+    reqs = check_requirements(obj, path, raw)
+    if not reqs:
+        return None, None
+    out = []
+    for r in reqs:
+        key, op, values = r.get("key") or "", r.get("operator") or "", r.get("values") or []
+        if key != NODE_FIELD_NAME:
+            return None, f"not a valid field selector key: {key!r}"
+        if op not in ("In", "NotIn") or len(values) != 1:
+            return None, f"unexpected field selector requirement: {key} {op} {values}"
+        out.append(FieldRequirement(IN if op == "In" else NOT_IN, values[0]))
+    return tuple(out), None
+
+
+def parse_volume_node_affinity(obj: str, path: str, raw: Any) -> VolumeNodeAffinity | None:
+    aff = opt_obj_field(obj, path, raw)
+    if aff is None:
+        return None
+    req = opt_obj_field(obj, f"{path}.required", aff.get("required"))
+    if req is None:
+        return VolumeNodeAffinity(None)
+    terms_path = f"{path}.required.nodeSelectorTerms"
+    terms = []
+    for i, term in enumerate(obj_list_field(obj, terms_path, req.get("nodeSelectorTerms"))):
+        exprs = check_requirements(obj, f"{terms_path}[{i}].matchExpressions", term.get("matchExpressions"))
+        expressions = compile_node_selector_requirements(exprs) if exprs else None
+        fields, error = _field_requirements(obj, f"{terms_path}[{i}].matchFields", term.get("matchFields"))
+        if error is None and expressions is not None and expressions.selector is None:
+            error = expressions.error
+        terms.append(NodeSelectorTerm(expressions, fields, error))
+    return VolumeNodeAffinity(tuple(terms))
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyTerm:
+    """One ``allowedTopologies`` term: ``(key, values)`` requirements, ANDed (``In``)."""
+
+    requirements: tuple[tuple[str, frozenset[str]], ...]
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """``TopologySelectorRequirementsAsSelector`` + ``Matches``; an empty or invalid term selects nothing."""
+        if not self.requirements:
+            return False
+        try:
+            reqs = [new_requirement(key, IN, sorted(values)) for key, values in self.requirements]
+        except SelectorError:
+            return False
+        return all(r.matches(labels) for r in reqs)
+
+
+def match_topology_selector_terms(terms: tuple[TopologyTerm, ...], labels: Mapping[str, str]) -> bool:
+    """``v1helper.MatchTopologySelectorTerms``: no terms admit every node; else any term must match."""
+    if not terms:
+        return True
+    return any(term.matches(labels) for term in terms)
 
 # Fields of the volume sources the volume predicates read, with their types (pods' volumes and PVs).
 VOLUME_SOURCE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -44,6 +174,8 @@ class PersistentVolume:
     labels: dict[str, str]
     spec: dict
     raw: dict
+    node_affinity: VolumeNodeAffinity | None = None  # the GA spec.nodeAffinity (1.10+)
+    phase: str = ""
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PersistentVolume:
@@ -59,7 +191,35 @@ class PersistentVolume:
         ref = opt_obj_field(obj, "spec.claimRef", spec.get("claimRef"))
         for key in ("namespace", "name", "uid"):
             str_field(obj, f"spec.claimRef.{key}", (ref or {}).get(key))
-        return cls(name, labels, spec, raw)
+        str_field(obj, "spec.volumeMode", spec.get("volumeMode"))
+        str_field(obj, "metadata.deletionTimestamp", meta.get("deletionTimestamp"))
+        affinity = parse_volume_node_affinity(obj, "spec.nodeAffinity", spec.get("nodeAffinity"))
+        status = obj_field(obj, "status", raw.get("status"))
+        phase = str_field(obj, "status.phase", status.get("phase"))
+        return cls(name, labels, spec, raw, affinity, phase)
+
+    @property
+    def resource_version(self) -> int:
+        return resource_version(self.raw)
+
+    def bound_to(self, pvc: PersistentVolumeClaim) -> PersistentVolume:
+        """``GetBindVolumeToClaim``: this PV pre-bound to ``pvc`` (claimRef, and ``bound-by-controller``
+        unless it was already bound to the claim by the user)."""
+        meta = dict(self.raw.get("metadata") or {})
+        annotations = dict(meta.get("annotations") or {})
+        ref = self.spec.get("claimRef") or {}
+        already = (ref.get("name") == pvc.name and ref.get("namespace") == pvc.namespace
+                   and (not ref.get("uid") or ref.get("uid") == pvc.uid))
+        if not already:
+            annotations.setdefault(ANN_BOUND_BY_CONTROLLER, "yes")
+        claim_ref = {"kind": "PersistentVolumeClaim", "namespace": pvc.namespace, "name": pvc.name,
+                     "uid": pvc.uid, "apiVersion": "v1", "resourceVersion": (pvc.raw.get("metadata") or {}).get("resourceVersion") or ""}
+        claim_ref = {k: v for k, v in claim_ref.items() if v}
+        spec = {**self.spec, "claimRef": claim_ref}
+        if annotations:
+            meta["annotations"] = annotations
+        raw = {**self.raw, "metadata": meta, "spec": spec}
+        return replace(self, spec=spec, raw=raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +229,10 @@ class PersistentVolumeClaim:
     volume_name: str
     storage_class_name: str
     raw: dict
+    selected_node: str | None = None  # the volume.kubernetes.io/selected-node annotation (None: absent)
+    phase: str = ""
+    deleting: bool = False  # metadata.deletionTimestamp is set
+    uid: str = ""
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PersistentVolumeClaim:
@@ -86,7 +250,32 @@ class PersistentVolumeClaim:
         check_label_selector(obj, "spec.selector", spec.get("selector"))
         resources = obj_field(obj, "spec.resources", spec.get("resources"))
         resource_list_field(obj, "spec.resources.requests", resources.get("requests"))
-        return cls(name, namespace, volume_name, sc or "", raw)
+        str_field(obj, "spec.volumeMode", spec.get("volumeMode"))
+        deleting = bool(str_field(obj, "metadata.deletionTimestamp", meta.get("deletionTimestamp")))
+        phase = str_field(obj, "status.phase", obj_field(obj, "status", raw.get("status")).get("phase"))
+        return cls(name, namespace, volume_name, sc or "", raw, annotations.get(ANN_SELECTED_NODE), phase,
+                   deleting, meta.get("uid") or "")
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.namespace, self.name)
+
+    @property
+    def resource_version(self) -> int:
+        return resource_version(self.raw)
+
+    @property
+    def fully_bound(self) -> bool:
+        """Bound by the PV controller: ``spec.volumeName`` set and the binding completed. Upstream reads
+        the ``bind-completed`` annotation; the ``Bound`` phase the controller writes with it counts too."""
+        annotations = (self.raw.get("metadata") or {}).get("annotations") or {}
+        return bool(self.volume_name) and (ANN_BIND_COMPLETED in annotations or self.phase == "Bound")
+
+    def with_selected_node(self, node: str) -> PersistentVolumeClaim:
+        """A copy annotated ``volume.kubernetes.io/selected-node: <node>`` (dynamic provisioning there)."""
+        meta = dict(self.raw.get("metadata") or {})
+        meta["annotations"] = {**(meta.get("annotations") or {}), ANN_SELECTED_NODE: node}
+        return replace(self, raw={**self.raw, "metadata": meta}, selected_node=node)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +283,21 @@ class StorageClass:
     name: str
     volume_binding_mode: str | None
     raw: dict
+    provisioner: str = ""
+    allowed_topologies: tuple[TopologyTerm, ...] = ()
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> StorageClass:
         _, name, _, obj = object_identity("StorageClass", raw, namespaced=False)
         mode = raw.get("volumeBindingMode")
-        return cls(name, None if mode is None else str_field(obj, "volumeBindingMode", mode), raw)
+        provisioner = str_field(obj, "provisioner", raw.get("provisioner"))
+        terms = []
+        for i, term in enumerate(obj_list_field(obj, "allowedTopologies", raw.get("allowedTopologies"))):
+            path = f"allowedTopologies[{i}].matchLabelExpressions"
+            reqs = []
+            for j, expr in enumerate(obj_list_field(obj, path, term.get("matchLabelExpressions"))):
+                key = str_field(obj, f"{path}[{j}].key", expr.get("key"))
+                reqs.append((key, frozenset(str_list_field(obj, f"{path}[{j}].values", expr.get("values")))))
+            terms.append(TopologyTerm(tuple(reqs)))
+        return cls(name, None if mode is None else str_field(obj, "volumeBindingMode", mode), raw, provisioner,
+                   tuple(terms))

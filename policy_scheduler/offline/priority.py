@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from ..core.generic_scheduler import Explanation, FitError, GenericScheduler
 from ..core.nominated import NominatedPods, nominated_node_of
 from ..core.preemption import PreemptionResult
-from ..errors import ObjectError, SchedulingError
+from ..errors import ObjectError, PredicateError, SchedulingError
 from ..model.pod import Pod
 from ..model.priority import PriorityClass, admitted_priority
 from ..model.topology import matches_required_pod_affinity
-from .simulate import NodeUsage, Placement, SchedulerBuilder, SimulationResult
+from ..predicates.volume_binder import VolumeBindingError
+from .simulate import NodeUsage, Placement, SchedulerBuilder, SimulationResult, assume_volumes
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -258,13 +259,19 @@ def _attempt(scheduler: GenericScheduler, pod: Pod, explain: bool) -> tuple[Plac
             host, error, fit_error = None, str(e), e
         except SchedulingError as e:
             host, error = None, str(e)
+    volumes = []
+    if host is not None:
+        try:
+            volumes = assume_volumes(scheduler, pod, host)
+        except (PredicateError, VolumeBindingError) as e:
+            host, error = None, f'running Reserve plugin "VolumeBinding": {e}'
     if host is not None:
         scheduler.cluster.assume(pod, host)
         log.info("scheduled pod=%s node=%s", pod.ref, host)
     else:
         log.info("unschedulable pod=%s reason=%r", pod.ref, error)
     failed = fit_error.failed_predicates if fit_error is not None else None
-    return Placement(pod, host, error, explanation, failed=failed), fit_error
+    return Placement(pod, host, error, explanation, failed=failed, volumes=volumes), fit_error
 
 
 def _apply(

@@ -62,7 +62,10 @@ def explanation_to_dict(e: Explanation) -> dict[str, Any]:
         if c.error is not None:
             call["error"] = c.error
         calls.append(call)
-    return {"pod": e.pod, "host": e.host, "error": e.error, "nodes": nodes, "extenders": calls, **explanation_extras(e)}
+    out = {"pod": e.pod, "host": e.host, "error": e.error, "nodes": nodes, "extenders": calls, **explanation_extras(e)}
+    if e.volumes:
+        out["volumes"] = [a.to_dict() for a in e.volumes]
+    return out
 
 
 def _verdict_to_dict(v: ExtenderVerdict, node_fit: bool) -> dict[str, Any]:
@@ -115,6 +118,8 @@ def placement_to_dict(p: Placement) -> dict[str, Any]:
         out["reasons"] = reason_counts(p.failed)
     if p.explanation is not None:
         out["explain"] = explanation_to_dict(p.explanation)
+    if p.volumes:
+        out["volumes"] = [a.to_dict() for a in p.volumes]
     return out
 
 
@@ -203,6 +208,10 @@ def simulation_table(result: SimulationResult) -> str:
             f"{b.pods}->{a.pods}/{a.pods_allocatable}",
         ])
     summary = f"{result.scheduled}/{len(result.placements)} pending pods scheduled."
+    volumes = [[p.pod.ref, a.claim, "PV " + (a.volume or "") if a.action == "bind" else "provisioned", a.node]
+               for p in result.placements for a in p.volumes]
+    if volumes:
+        summary += "\n\nVolumes (late-bound claims):\n" + _table([["POD", "CLAIM", "VOLUME", "NODE"], *volumes])
     preemptions = preemptions_table(result)
     summary += f"\n\n{preemptions}" if preemptions else ""
     return f"{_table(rows)}\n\n{summary}\n\n{_table(usage)}"
@@ -224,7 +233,9 @@ def explanation_table(e: Explanation) -> str:
                 failed.append(f"extender {extender}: {', '.join(v.reasons) or 'filtered out'}")
         total = "" if not n.fit or n.total is None else str(n.total)
         rows.append([name, "yes" if n.fit else "no", total, "; ".join(failed)])
-    out = [head, *bound_by_name_note(e), "", _table(rows)]
+    out = [head, *bound_by_name_note(e)]
+    out += [f"Volume: {a}" for a in e.volumes]
+    out += ["", _table(rows)]
     calls = [f"  {c.verb} {c.extender}: {c.outcome}" + (f": {c.error}" if c.error else "")
              for c in e.extenders if c.outcome != "called"]
     if calls:

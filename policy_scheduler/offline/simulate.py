@@ -14,8 +14,15 @@ from typing import Any
 
 from ..cache.cluster import ClusterState
 from ..core.generic_scheduler import Explanation, FitError, GenericScheduler, fit_error_message
-from ..errors import SchedulingError
+from ..errors import PredicateError, SchedulingError
 from ..model.pod import Pod
+from ..predicates.volume_binder import (
+    VolumeAction,
+    VolumeBindingError,
+    assume_pod_volumes,
+    decide_pod_volumes,
+    volume_binder_of,
+)
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -30,6 +37,7 @@ class Placement:
     error: str | None
     explanation: Explanation | None = None
     failed: dict[str, list[str]] | None = None  # a FitError's failure reasons per node
+    volumes: list[VolumeAction] = field(default_factory=list)  # late-bound claims: the PV bound or provisioned here
 
 
 @dataclass
@@ -109,12 +117,32 @@ def schedule_one(scheduler: GenericScheduler, pod: Pod, explain: bool = False) -
         except SchedulingError as e:
             host, error = None, str(e)
             failed = e.failed_predicates if isinstance(e, FitError) else None
+    volumes: list[VolumeAction] = []
+    if host is not None:
+        try:
+            volumes = assume_volumes(scheduler, pod, host)
+        except (PredicateError, VolumeBindingError) as e:
+            host, error = None, f'running Reserve plugin "VolumeBinding": {e}'
     if host is not None:
         scheduler.cluster.assume(pod, host)
         log.info("scheduled pod=%s node=%s", pod.ref, host)
     else:
         log.info("unschedulable pod=%s reason=%r", pod.ref, error)
-    return Placement(pod, host, error, explanation, failed)
+    return Placement(pod, host, error, explanation, failed, volumes)
+
+
+def assume_volumes(scheduler: GenericScheduler, pod: Pod, host: str) -> list[VolumeAction]:
+    """Under the cluster's rules, the late-bound claims' bindings on ``host``, assumed as ``run`` assumes
+    them (a PV taken here is not offered to the next pod; a provisioned claim keeps to its node). The
+    simulation never binds: the assumptions stay."""
+    binder = volume_binder_of(scheduler.predicates)
+    if binder is None:
+        return []
+    volumes = decide_pod_volumes(binder, pod, host)
+    if volumes is None or volumes.empty:
+        return []
+    assume_pod_volumes(scheduler.cluster, volumes)
+    return volumes.actions()
 
 
 def _failed_nodes(e: Explanation) -> dict[str, list[str]] | None:
@@ -158,8 +186,17 @@ def explain_pod(snapshot: Snapshot, pod: Pod, build: SchedulerBuilder) -> Explan
     if pod.key in cluster.pods:
         cluster.remove_pod(cluster.pods[pod.key])
     # A pod bound by spec.nodeName is evaluated as upstream would: HostName fails on every other node.
-    explanation = build(cluster).explain(pod)
+    scheduler = build(cluster)
+    explanation = scheduler.explain(pod)
     explanation.node_name = pod.node_name
+    binder = volume_binder_of(scheduler.predicates)
+    if explanation.host is not None and binder is not None:
+        try:
+            volumes = decide_pod_volumes(binder, pod, explanation.host)
+        except (PredicateError, VolumeBindingError) as e:
+            log.warning("the volumes of %s on %s: %s", pod.ref, explanation.host, e)
+            volumes = None
+        explanation.volumes = volumes.actions() if volumes is not None else []
     return explanation
 
 

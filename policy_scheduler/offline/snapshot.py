@@ -28,7 +28,14 @@ from ..model.node import Node
 from ..model.openapi import OpenAPIValidator
 from ..model.pod import Pod
 from ..model.priority import PriorityClass
-from ..model.validation import check_label_selector, check_labels, check_node, check_pod
+from ..model.validation import (
+    check_label_selector,
+    check_labels,
+    check_node,
+    check_persistent_volume,
+    check_pod,
+    check_storage_class,
+)
 from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
 
@@ -330,11 +337,17 @@ def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any], api_rules: b
             check_label_selector(what, "spec.selector", (obj.get("spec") or {}).get("selector"))
         (snapshot.replica_sets if kind == "ReplicaSet" else snapshot.stateful_sets).append(controller)
     elif kind == "PersistentVolume":
-        snapshot.persistent_volumes.append(PersistentVolume.from_dict(obj))
+        pv = PersistentVolume.from_dict(obj)
+        if api_rules:
+            check_persistent_volume(pv)
+        snapshot.persistent_volumes.append(pv)
     elif kind == "PersistentVolumeClaim":
         snapshot.persistent_volume_claims.append(PersistentVolumeClaim.from_dict(obj))
     elif kind == "StorageClass":
-        snapshot.storage_classes.append(StorageClass.from_dict(obj))
+        storage_class = StorageClass.from_dict(obj)
+        if api_rules:
+            check_storage_class(storage_class)
+        snapshot.storage_classes.append(storage_class)
     elif kind == "ConfigMap":
         snapshot.config_maps.append(obj)
     elif kind == "PriorityClass":

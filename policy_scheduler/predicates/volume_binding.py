@@ -257,6 +257,12 @@ class VolumeBindingChecker:
 
 
 def new_volume_binding_predicate(args: PluginFactoryArgs) -> FitPredicate:
-    """CheckVolumeBinding: a no-op unless the ``VolumeScheduling`` feature gate is on."""
+    """CheckVolumeBinding. Under 1.9's rules: a no-op unless the ``VolumeScheduling`` feature gate is on.
+    Under the cluster's rules: the modern binder (:mod:`.volume_binder`), for pods with late-bound claims
+    or PVs with the GA node affinity (with the gate on, for every pod with claims)."""
     enabled = args.feature_gates.enabled("VolumeScheduling")
+    if args.feature_gates.cluster_rules:
+        from .volume_binder import ClusterVolumeBinder, ClusterVolumeBindingChecker
+
+        return ClusterVolumeBindingChecker(ClusterVolumeBinder(args.cluster, all_claims=enabled))
     return VolumeBindingChecker(VolumeBinder(args.cluster) if enabled else None)

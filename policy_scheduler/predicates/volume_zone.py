@@ -49,9 +49,10 @@ def label_zones_to_set(value: str) -> set[str]:
 class VolumeZoneChecker:
     """``VolumeZoneChecker``; ``volume_scheduling`` is the ``VolumeScheduling`` feature gate."""
 
-    def __init__(self, cluster: ClusterState, volume_scheduling: bool) -> None:
+    def __init__(self, cluster: ClusterState, volume_scheduling: bool, cluster_rules: bool = False) -> None:
         self.cluster = cluster
         self.volume_scheduling = volume_scheduling
+        self.cluster_rules = cluster_rules
 
     def __call__(self, pod: Pod, meta: PredicateMetadata | None, node_info: NodeInfo | None) -> tuple[bool, list[str]]:
         if not pod.volumes:
@@ -89,7 +90,13 @@ class VolumeZoneChecker:
             raise PredicateError(str(e)) from None
 
     def _binding_delayed(self, pvc: PersistentVolumeClaim) -> bool:
-        """True for an unbound claim of a WaitForFirstConsumer class (gate on); errors for an unset mode."""
+        """True for an unbound claim of a WaitForFirstConsumer class (gate on); errors for an unset mode.
+        Under the cluster's rules such claims are always skipped (CheckVolumeBinding places them), and a
+        class without a mode is ``Immediate`` (the API server's default)."""
+        if self.cluster_rules and not self.volume_scheduling:
+            from .volume_binder import delay_binding_mode
+
+            return delay_binding_mode(self.cluster, pvc)
         if not self.volume_scheduling:
             return False
         # 1.9 reads the spec field here, not the beta storage-class annotation.
@@ -114,4 +121,5 @@ class VolumeZoneChecker:
 
 def new_volume_zone_predicate(args: PluginFactoryArgs) -> FitPredicate:
     """NoVolumeZoneConflict over the cluster's PVC, PV and StorageClass listers."""
-    return VolumeZoneChecker(args.cluster, args.feature_gates.enabled("VolumeScheduling"))
+    gates = args.feature_gates
+    return VolumeZoneChecker(args.cluster, gates.enabled("VolumeScheduling"), gates.cluster_rules)

@@ -15,7 +15,7 @@ import pytest
 from policy_scheduler.algorithm import PluginFactoryArgs
 from policy_scheduler.cache.cluster import ClusterState
 from policy_scheduler.cache.node_info import NodeInfo
-from policy_scheduler.features import FeatureGates
+from policy_scheduler.features import FeatureGates, Rules
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -112,8 +112,8 @@ def make_cluster(
     return cluster
 
 
-def make_args(cluster: ClusterState | None = None, **gates: bool) -> PluginFactoryArgs:
-    return PluginFactoryArgs(cluster=cluster or ClusterState(), feature_gates=FeatureGates(gates))
+def make_args(cluster: ClusterState | None = None, rules: Rules = Rules.CLUSTER, **gates: bool) -> PluginFactoryArgs:
+    return PluginFactoryArgs(cluster=cluster or ClusterState(), feature_gates=FeatureGates(gates, rules))
 
 
 def metadata(pod: Pod, node_infos: Mapping[str, NodeInfo] | None = None, cluster: ClusterState | None = None) -> PredicateMetadata | None:

@@ -8,11 +8,14 @@ import json
 import pytest
 
 from policy_scheduler.errors import PredicateError
+from policy_scheduler.features import Rules
 from policy_scheduler.model.volumes import PersistentVolume
 from policy_scheduler.predicates import new_volume_binding_predicate
 from policy_scheduler.predicates.volume_binding import VolumeBinder, check_node_affinity
 
 from .conftest import make_args, make_cluster, make_node, make_node_info, make_pod
+
+V1_9 = Rules.V1_9  # 1.9's predicates; the cluster's rules are tested in test_volume_binder.py
 
 NS = "testns"
 WAIT, IMMEDIATE = "waitClass", "immediateClass"
@@ -138,7 +141,7 @@ def test_find_pod_volumes(name) -> None:
 
 
 def run_predicate(pvs, pvcs, gate=True):
-    predicate = new_volume_binding_predicate(make_args(binder_cluster(pvs, pvcs), VolumeScheduling=gate))
+    predicate = new_volume_binding_predicate(make_args(binder_cluster(pvs, pvcs), V1_9, VolumeScheduling=gate))
     return predicate(claim_pod(pvcs), None, make_node_info(NODE1))
 
 
@@ -155,12 +158,12 @@ def test_predicate_errors() -> None:
     with pytest.raises(PredicateError, match="^pod has unbound PersistentVolumeClaims$"):
         run_predicate([], [IMMEDIATE_UNBOUND])
     with pytest.raises(PredicateError, match="^node not found$"):
-        new_volume_binding_predicate(make_args(VolumeScheduling=True))(make_pod(), None, None)
+        new_volume_binding_predicate(make_args(rules=V1_9, VolumeScheduling=True))(make_pod(), None, None)
 
 
 def test_gate_off_always_fits() -> None:
     assert run_predicate([], [IMMEDIATE_UNBOUND], gate=False) == (True, [])
-    assert new_volume_binding_predicate(make_args())(make_pod(), None, None) == (True, [])
+    assert new_volume_binding_predicate(make_args(rules=V1_9))(make_pod(), None, None) == (True, [])
 
 
 def test_unset_binding_mode_is_an_error() -> None:

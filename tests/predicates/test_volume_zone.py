@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from policy_scheduler.errors import PredicateError
+from policy_scheduler.features import Rules
 from policy_scheduler.predicates import new_volume_zone_predicate
 from policy_scheduler.predicates.volume_zone import label_zones_to_set
 
@@ -19,6 +20,8 @@ from .conftest import (
     pv_dict,
     pvc_dict,
 )
+
+V1_9 = Rules.V1_9  # 1.9's predicates; the cluster's rules are tested in test_volume_binder.py
 
 ZONE = "failure-domain.beta.kubernetes.io/zone"
 REGION = "failure-domain.beta.kubernetes.io/region"
@@ -57,7 +60,7 @@ MULTI_ZONE = [
 
 
 def _run(pvs, pod, labels, **gates):
-    predicate = new_volume_zone_predicate(make_args(make_cluster(pvs=pvs, pvcs=PVCS), **gates))
+    predicate = new_volume_zone_predicate(make_args(make_cluster(pvs=pvs, pvcs=PVCS), V1_9, **gates))
     return predicate(pod, None, make_node_info(make_node("host1", labels)))
 
 
@@ -97,7 +100,7 @@ BINDING = [
 def test_volume_zone_predicate_with_volume_binding(name, claim, fits, error) -> None:
     """Upstream TestVolumeZonePredicateWithVolumeBinding (gate VolumeScheduling on); an error means no fit."""
     cluster = make_cluster(pvs=[pv_dict("Vol_1", {ZONE: "us-west1-a"})], pvcs=BINDING_PVCS, storage_classes=CLASSES)
-    predicate = new_volume_zone_predicate(make_args(cluster, VolumeScheduling=True))
+    predicate = new_volume_zone_predicate(make_args(cluster, V1_9, VolumeScheduling=True))
     node_info = make_node_info(make_node("host1", {ZONE: "us-west1-a", "uselessLabel": "none"}))
     pod = pod_with_volume("pod_1", "vol_1", claim)
     if error is None:
@@ -110,7 +113,7 @@ def test_volume_zone_predicate_with_volume_binding(name, claim, fits, error) -> 
 
 def test_unbound_claim_without_gate_is_an_error() -> None:
     cluster = make_cluster(pvcs=BINDING_PVCS, storage_classes=CLASSES)
-    predicate = new_volume_zone_predicate(make_args(cluster))
+    predicate = new_volume_zone_predicate(make_args(cluster, V1_9))
     node_info = make_node_info(make_node("host1", {ZONE: "us-west1-a"}))
     with pytest.raises(PredicateError, match='^PersistentVolumeClaim is not bound: "PVC_WaitSC"$'):
         predicate(pod_with_volume("p", "v", "PVC_WaitSC"), None, node_info)
@@ -153,7 +156,7 @@ def test_label_zones_to_set() -> None:
 
 
 def test_null_node_is_an_error() -> None:
-    predicate = new_volume_zone_predicate(make_args())
+    predicate = new_volume_zone_predicate(make_args(rules=V1_9))
     with pytest.raises(PredicateError, match="^node not found$"):
         predicate(pod_with_volume("p", "v", "PVC_1"), None, None)
     assert predicate(make_pod(), None, None) == (True, [])
