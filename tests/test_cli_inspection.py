@@ -37,12 +37,14 @@ def test_providers_json():
 
 def test_predicates_and_priorities_listing():
     predicates = {row["name"]: row for row in json.loads(run("predicates", "-o", "json").output)}
-    assert len(predicates) == 17
+    assert len(predicates) == 18  # 1.9's 17 and the modern cluster's PodTopologySpread
+    assert predicates["PodTopologySpread"]["providers"] == []
     assert predicates["CheckNodeCondition"]["mandatory"] is True
     assert predicates["PodFitsPorts"]["providers"] == []
     priorities = {row["name"]: row for row in json.loads(run("priorities", "-o", "json").output)}
     assert priorities["InterPodAffinityPriority"]["form"] == "function"
     assert priorities["EqualPriority"]["weight"] == 1
+    assert (priorities["PodTopologySpread"]["weight"], priorities["PodTopologySpread"]["form"]) == (2, "function")
     assert "TaintTolerationPriority (weight 1, map)" in run("priorities").output
 
 
