@@ -5,16 +5,13 @@ zone counts, and the unschedulable pods' FailedScheduling reasons."""
 
 from __future__ import annotations
 
-import json
-import signal
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .daemon import Cluster, DaemonProcess, node, pod, wait_until
-from .envtest import assets_dir, start_server
+from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
+from .envtest import start_server
+from .reference import ReferenceScheduler
 
 ZONE = "topology.kubernetes.io/zone"
 SPREAD = {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
@@ -38,6 +35,12 @@ def web(name: str, **spread_changes: Any) -> dict[str, Any]:
 def scenario(cluster: Cluster) -> tuple[dict[str, int], list[str]]:
     """The 4 web pods one at a time (each bound before the next), then two that cannot fit; the zone counts
     and the two FailedScheduling messages."""
+    counts = place_web(cluster)
+    return counts, unschedulable(cluster)
+
+
+def place_web(cluster: Cluster) -> dict[str, int]:
+    """The 4 web pods one at a time (each bound before the next); pods per zone."""
     for i in range(4):
         cluster.add_pod(web(f"web-{i}"))
         wait_until(lambda n=f"web-{i}": cluster.placements().get(n), 60, what=f"web-{i} bound")
@@ -46,6 +49,11 @@ def scenario(cluster: Cluster) -> tuple[dict[str, int], list[str]]:
     for name, host in cluster.bound().items():
         if name.startswith("web-"):
             counts[zone_of[host]] = counts.get(zone_of[host], 0) + 1
+    return counts
+
+
+def unschedulable(cluster: Cluster) -> list[str]:
+    """After ``place_web``: two pods the constraints refuse; their FailedScheduling messages."""
     # zone-a 3, zone-b 2 (a matching pod bound by name), then a pod allowed only in zone-a: skew 3 + 1 - 2 > 1
     cluster.add_pod(pod("web-bound", labels={"app": "web"}, node_name="a-1"))
     pinned = web("pinned", nodeAffinityPolicy="Ignore")
@@ -58,7 +66,7 @@ def scenario(cluster: Cluster) -> tuple[dict[str, int], list[str]]:
                                             if e["involvedObject"]["name"] == n], 60, what=f"{name} FailedScheduling")
         messages.append(events[0]["message"])
     assert not {"pinned", "no-rack"} & set(cluster.bound())
-    return counts, messages
+    return messages
 
 
 @pytest.fixture
@@ -82,39 +90,22 @@ def test_policy_scheduler_spreads_as_the_modern_scheduler(server, tmp_path):
     assert LABEL_REASON in no_rack, no_rack
 
 
-class ReferenceScheduler:
-    """Upstream's 1.26 kube-scheduler (``<assets>/1.26/bin/kube-scheduler``), its default profile named
-    ``policy-scheduler`` so that it takes the pods the tests create."""
-
-    def __init__(self, kubeconfig: str, work: Path) -> None:
-        binary = assets_dir() / "1.26" / "bin" / "kube-scheduler"
-        if not binary.is_file():
-            pytest.skip(f"{binary} not found")
-        config = work / "ks.json"
-        config.write_text(json.dumps({
-            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {"kubeconfig": kubeconfig}, "leaderElection": {"leaderElect": False},
-            "profiles": [{"schedulerName": "policy-scheduler"}]}))
-        self.log_path = work / "kube-scheduler.log"
-        self._log = open(self.log_path, "ab")
-        self.process = subprocess.Popen([str(binary), "--config", str(config), "--secure-port=0", "-v=2"],
-                                        stdout=self._log, stderr=subprocess.STDOUT)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self._log.close()
+def test_rules_1_9_ignores_the_constraints(server, tmp_path):
+    cluster = Cluster(server.rest())
+    populate(cluster)
+    daemon = DaemonProcess(server.kubeconfig, tmp_path, "--rules", "1.9").start()
+    try:
+        daemon.wait_healthy()
+        counts = place_web(cluster)
+    finally:
+        daemon.stop()
+    assert counts == {"zone-a": 4}
 
 
 def test_the_reference_kube_scheduler_agrees(server, tmp_path):
     cluster = Cluster(server.rest())
     populate(cluster)
-    reference = ReferenceScheduler(server.kubeconfig, tmp_path)
+    reference = ReferenceScheduler(server, tmp_path, scheduler_name=SCHEDULER).start()
     try:
         counts, (pinned, no_rack) = scenario(cluster)
     finally:
