@@ -133,7 +133,8 @@ def simulation_to_dict(result: SimulationResult, algorithm: str | None = None) -
     if algorithm is not None:
         out["algorithm"] = algorithm
     out["placements"] = [placement_to_dict(p) for p in result.placements]
-    out["gated"] = [gated_to_dict(pod) for pod in result.gated]
+    if result.gated:  # cluster rules (the HTML report shows an unknown key's objects as a table of its own)
+        out["gated"] = [gated_to_dict(pod) for pod in result.gated]
     out["nodes"] = [usage_to_dict(result.before[n], result.after[n]) for n in result.before]
     add_priority_to_simulation(out, result)
     return out

@@ -87,7 +87,7 @@ def test_simulate_reports_a_gated_pod_as_gated_and_it_holds_no_room(gated_cluste
 def test_rules_1_9_schedule_a_gated_pod_as_1_9_did(gated_cluster):
     data = run_json("simulate", "--cluster", gated_cluster, "--rules", "1.9")
     assert [(p["pod"], p["node"]) for p in data["placements"]] == [("default/gated", "n1"), ("default/plain", None)]
-    assert data["gated"] == []
+    assert "gated" not in data
     assert "1/2 pending pods scheduled." in run("simulate", "--cluster", gated_cluster, "--rules", "1.9").stdout
 
 
