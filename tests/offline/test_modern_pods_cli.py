@@ -239,9 +239,8 @@ def test_two_refused_fields_are_both_named(tmp_path):
         f"{CLAIMS_MESSAGE}; spec.affinity.nodeAffinity matchFields is not supported by this scheduler")
 
 
-def test_a_pod_with_os_name_is_scheduled():
-    """spec.os.name is not a scheduling constraint upstream (the envtest comparison runs upstream's)."""
-    from policy_scheduler.core.modern_pods import refused_fields
-    from policy_scheduler.model.pod import Pod
-
-    assert refused_fields(Pod(pod("win", os={"name": "windows"}))) == []
+def test_a_pod_with_os_name_is_scheduled(tmp_path):
+    """spec.os.name is not a scheduling constraint upstream (tests/kube/test_daemon_modern_pods.py has
+    upstream's 1.26 kube-scheduler bind such a pod, and run bind it too)."""
+    data = run_json("simulate", "--cluster", write(tmp_path, node("n1"), pod("win", os={"name": "windows"})))
+    assert [(p["pod"], p["node"]) for p in data["placements"]] == [("default/win", "n1")]
