@@ -31,7 +31,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.generator import generate  # noqa: E402
+from benchmarks.generator import VARIANTS, generate  # noqa: E402
 from benchmarks.placement_hash import placement_hash  # noqa: E402
 from benchmarks.throughput import DEFAULT_PROVIDER, percentile_ms  # noqa: E402
 from benchmarks.throughput import run as run_offline  # noqa: E402
@@ -271,7 +271,7 @@ def wait_bound(watch: BindWatch, daemon: subprocess.Popen[bytes], timeout: float
 
 # -- the run ----------------------------------------------------------------------------------------
 def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    data = generate(args.nodes, args.pods, args.seed)
+    data = generate(args.nodes, args.pods, args.seed, args.variant)
     progress(f"starting envtest {args.version} in {workdir}")
     env = start_envtest(args.version, workdir / "envtest")
     kubeconfig = env["kubeconfig"]
@@ -333,7 +333,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     span = bound_times[-1] - bound_times[0] if len(bound_times) > 1 else 0.0
     latencies_ns = [int((watch.bound_at[k] - created[k]) * 1e9) for k in watch.bound_at if k in created]
     line: dict[str, Any] = {
-        "nodes": args.nodes, "pods": args.pods, "seed": args.seed, "version": args.version,
+        "nodes": args.nodes, "pods": args.pods, "seed": args.seed, "version": args.version, "variant": args.variant,
         "scheduled": sum(1 for _, node in actual_pairs if node),
         "pods_bound_per_second": round((len(bound_times) - 1) / span, 1) if span > 0 else None,
         "p50_ms": round(percentile_ms(latencies_ns, 50), 1),
@@ -361,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--version", default="1.26", choices=("1.10", "1.26"), help="envtest API server line")
+    parser.add_argument("--variant", choices=VARIANTS, help="the workload variant (generator.VARIANTS); the "
+                        "modern ones need a server that keeps their fields (1.26)")
     parser.add_argument("--bind-workers", type=int, default=None, help="the daemon's --bind-workers (its default if unset)")
     parser.add_argument("--feature-gates", default="",
                         help="the daemon's --feature-gates, e.g. PodPriority=true (priority queue, nominations)")

@@ -162,7 +162,7 @@ def _or_null(items: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
 
 
 #: Workload variants: the same objects, with something added to every pending pod (no extra draws).
-VARIANTS = ("topology-spread",)
+VARIANTS = ("topology-spread", "modern")
 
 
 def _topology_spread(pod: dict[str, Any]) -> None:
@@ -172,6 +172,23 @@ def _topology_spread(pod: dict[str, Any]) -> None:
         {"maxSkew": 1, "topologyKey": ZONE_KEY, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector},
         {"maxSkew": 1, "topologyKey": HOSTNAME_KEY, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": selector},
     ]
+
+
+def _modern(pod: dict[str, Any], p: int) -> None:
+    """``modern``: ``topology-spread``, plus on every third pod an init container asking twice the app
+    container's cpu, and on every fourth a RuntimeClass-style overhead of 50m / 32Mi (by index: no draws)."""
+    _topology_spread(pod)
+    requests = pod["spec"]["containers"][0]["resources"]["requests"]
+    if p % 3 == 0:
+        pod["spec"]["initContainers"] = [{"name": "init", "image": "registry/init:v1", "resources": {
+            "requests": {"cpu": f"{2 * milli_cpu(requests['cpu'])}m", "memory": requests["memory"]}}}]
+    if p % 4 == 0:
+        pod["spec"]["overhead"] = {"cpu": "50m", "memory": "32Mi"}
+
+
+def milli_cpu(quantity: str) -> int:
+    """The generator's own cpu quantities (``"250m"``, ``"1"``) in millicores."""
+    return int(quantity[:-1]) if quantity.endswith("m") else int(quantity) * 1000
 
 
 def generate(nodes: int, pods: int, seed: int, variant: str | None = None) -> dict[str, Any]:
@@ -238,6 +255,8 @@ def generate(nodes: int, pods: int, seed: int, variant: str | None = None) -> di
         pending.append(_pod(p, a, c, m, na, tol))
         if variant == "topology-spread":
             _topology_spread(pending[-1])
+        elif variant == "modern":
+            _modern(pending[-1], p)
 
     return {
         "policy": None,

@@ -540,11 +540,11 @@ def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context
     a, b, diffs = run_compare(snapshot, build_a, build_b, scheduler_name,
                               pod_priority_a=_pod_priority(feature_gates), pod_priority_b=_pod_priority(gates_b),
                               snapshot_b=snapshot.under(rules_b))
-    data = {**differences_to_dict(label_a, label_b, diffs, len(a.placements), a, b), **compare_extras(a, b)}
+    data = {**differences_to_dict(label_a, label_b, diffs, len(a.placements) + len(a.gated), a, b), **compare_extras(a, b)}
     if report_path:
         _write_report(data, report_path)
     if output == "table":
-        sections = [differences_table(label_a, label_b, diffs, len(a.placements)),
+        sections = [differences_table(label_a, label_b, diffs, len(a.placements) + len(a.gated)),
                     preemptions_table(a, f"Preemptions under A ({label_a})"),
                     preemptions_table(b, f"Preemptions under B ({label_b})")]
         click.echo("\n\n".join(s for s in sections if s))

@@ -43,6 +43,7 @@ from ..model.pod import Pod
 from ..predicates import ORDERING
 from .columns import NodeColumns
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
+from .modern_pods import PodGatedError, check_schedulable, with_post_filter_message
 from .nominated import NominatedPodLister, add_nominated_pods, nominated_elsewhere
 
 if TYPE_CHECKING:
@@ -63,7 +64,14 @@ class FitError(SchedulingError):
         self.pod = pod
         self.num_all_nodes = num_all_nodes
         self.failed_predicates = failed_predicates
+        self.post_filter_message = ""
         super().__init__(fit_error_message(num_all_nodes, failed_predicates))
+
+    def add_post_filter_message(self, message: str) -> None:
+        """Upstream's ``Diagnosis.PostFilterMsg`` (cluster rules: only ``preemptionPolicy: Never``'s, 1.9
+        appends none): the message becomes ``<histogram>. <message>.`` as ``FitError.Error()`` prints it."""
+        self.post_filter_message = message
+        self.args = (with_post_filter_message(fit_error_message(self.num_all_nodes, self.failed_predicates), message),)
 
 
 def fit_error_message(num_all_nodes: int, failed_predicates: Mapping[str, Sequence[str]]) -> str:
@@ -149,6 +157,7 @@ class Explanation:
     preemption: PreemptionResult | None = None  # gate PodPriority: what preemption would do
     fit_error: FitError | None = field(default=None, repr=False)
     volumes: list[Any] = field(default_factory=list)  # the cluster's rules: VolumeActions on the host (late-bound claims)
+    gates: tuple[str, ...] = ()  # the pod is gated (cluster rules): never decided while these remain
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +262,8 @@ class GenericScheduler:
             explanation.error = str(e)
             if isinstance(e, FitError):
                 explanation.fit_error = e
+            elif isinstance(e, PodGatedError):
+                explanation.gates = e.gates
         return explanation
 
     def preempt(
@@ -265,6 +276,7 @@ class GenericScheduler:
         return preempt(self, pod, error, pdbs=pdbs, nominated_node=nominated_node)
 
     def _schedule(self, pod: Pod, explanation: Explanation | None) -> str:
+        check_schedulable(pod)  # a gated pod, or one carrying a field we refuse (cluster rules only)
         nodes = self.cluster.node_list()
         if not nodes:
             raise SchedulingError(NO_NODES_AVAILABLE)

@@ -4,7 +4,8 @@ After a FitError, :func:`preempt` looks for a node where evicting pods of lower 
 preemptor lets it fit (``generic_scheduler.md`` §7):
 
 1. the preemptor is not eligible while lower-priority pods are still terminating on the node it is
-   already nominated to (``podEligibleToPreemptOthers``);
+   already nominated to (``podEligibleToPreemptOthers``); under the cluster's rules, nor ever with
+   ``preemptionPolicy: Never`` (1.26's first question, its message added to the FitError's);
 2. only nodes whose failure reasons removing pods cannot cure are skipped
    (``nodesWherePreemptionMightHelp``); with none left, the preemptor's own nomination is cleared;
 3. on each remaining node every lower-priority pod is removed from a copy of its NodeInfo and of the
@@ -51,6 +52,7 @@ from ..predicates.reasons import (
     ERR_VOLUME_ZONE_CONFLICT,
 )
 from .extender import ExtenderFailure, filters, ignorable, interested
+from .modern_pods import NOT_ELIGIBLE_PREEMPTION_NEVER, never_preempts
 from .nominated import nominated_elsewhere, nominated_node_of
 
 if TYPE_CHECKING:
@@ -126,6 +128,8 @@ class PreemptionResult:
     eligible: bool = True
     message: str = ""
     nodes: dict[str, NodePreemption] = field(default_factory=dict)
+    # What the FitError's message gains (upstream's PostFilter message): cluster rules, preemptionPolicy Never.
+    post_filter_message: str = ""
 
 
 # -- the steps --------------------------------------------------------------------------------------
@@ -364,6 +368,12 @@ def preempt(
     from .generic_scheduler import NO_NODES_AVAILABLE
 
     result = PreemptionResult()
+    if never_preempts(pod):  # 1.26 PodEligibleToPreemptOthers: asked before anything else
+        result.eligible = False
+        result.message = NOT_ELIGIBLE_PREEMPTION_NEVER
+        result.post_filter_message = f"preemption: {NOT_ELIGIBLE_PREEMPTION_NEVER}"
+        log.debug("Pod %s is not eligible for preemption: %s", pod.ref, result.message)
+        return result
     infos = scheduler.cluster.node_infos
     if nominated_node is None:
         lister = scheduler.nominated_pods

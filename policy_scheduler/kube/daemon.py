@@ -22,6 +22,7 @@ from ..api import load_policy_from_configmap
 from ..cache.scheduler_cache import CLEANUP_PERIOD, SchedulerCache
 from ..core.generic_scheduler import GenericScheduler
 from ..core.http_extender import HTTPExtenderFactory
+from ..core.modern_pods import SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
 from ..errors import UserError
 from ..features import FeatureGates
 from ..model.disruption import PodDisruptionBudget
@@ -201,7 +202,8 @@ class Daemon:
                             resource.kind, ", ".join(resource.group_versions))
                 continue
             if resource.kind == "Pod":
-                handler: Any = PodHandler(self.cache, self.queue, name, self._corrupted, self.feature_gates.rules)
+                handler: Any = PodHandler(self.cache, self.queue, name, self._corrupted, self.feature_gates.rules,
+                                          on_gated=self._gated)
                 self.pod_handler = handler
             elif resource.kind == "Node":
                 handler = NodeHandler(self.cache, self.queue)
@@ -270,6 +272,11 @@ class Daemon:
         if raw is None:
             return False
         return not pod.uid or (raw.get("metadata") or {}).get("uid") == pod.uid
+
+    def _gated(self, pod: Pod) -> None:
+        """A gated pod: no event (upstream emits none), the condition the API server gives it at creation
+        (written only where it is missing or differs)."""
+        self.conditions.update(pod, "False", SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE)
 
     def _corrupted(self, message: str) -> None:
         log.critical("%s", message)

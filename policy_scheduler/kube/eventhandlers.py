@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..cache.scheduler_cache import CacheCorrupted, CacheError, SchedulerCache
+from ..core.modern_pods import is_gated
 from ..errors import ObjectError
 from ..features import Rules
 from ..model.node import Node
@@ -37,13 +38,19 @@ def _parse(parser: Callable[[dict[str, Any]], Any], raw: dict[str, Any], what: s
 
 
 class PodHandler:
+    """Cluster rules: a pod of ours with scheduling gates is kept out of the queue (``on_gated`` is told
+    the first time it is seen gated) and enters it when an update removes its last gate."""
+
     def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, scheduler_name: str,
-                 on_corrupted: Callable[[str], None], rules: Rules = Rules.CLUSTER) -> None:
+                 on_corrupted: Callable[[str], None], rules: Rules = Rules.CLUSTER,
+                 on_gated: Callable[[Pod], None] | None = None) -> None:
         self.parse_pod = functools.partial(Pod, rules=rules)
         self.cache = cache
         self.queue = queue
         self.scheduler_name = scheduler_name
         self.on_corrupted = on_corrupted
+        self.on_gated = on_gated
+        self._gated: set[str] = set()  # keys of the gated pods already reported to on_gated
 
     def responsible_for(self, pod: Pod) -> bool:
         return pod.scheduler_name == self.scheduler_name and pod.phase not in TERMINAL_PHASES
@@ -56,6 +63,9 @@ class PodHandler:
             self._cache(self.cache.add_pod, pod)
             self.queue.assigned_pod_added(pod)
         elif self.responsible_for(pod):
+            if is_gated(pod):
+                self._keep_gated(pod)
+                return
             self.queue.add(pod)
 
     def on_update(self, old_raw: dict[str, Any], new_raw: dict[str, Any]) -> None:
@@ -76,6 +86,14 @@ class PodHandler:
             self._cache(self.cache.add_pod, new)
             self.queue.assigned_pod_added(new)
         elif self.responsible_for(new):
+            if is_gated(new):
+                self._keep_gated(new)
+                return
+            if new.key in self._gated or is_gated(old):  # its last gate was removed: now it is queued
+                self._gated.discard(new.key)
+                log.info("gates removed pod=%s queued=true", new.ref)
+                self.queue.add(new)
+                return
             if self.skip_pod_update(new):
                 log.debug("Skipping pod %s update", new.ref)
                 return
@@ -89,7 +107,18 @@ class PodHandler:
             self._cache(self.cache.remove_pod, pod)
             self.queue.move_all_to_active()
         else:
+            self._gated.discard(pod.key)
             self.queue.delete(pod)
+
+    def _keep_gated(self, pod: Pod) -> None:
+        """Out of the queue (upstream's SchedulingGates PreEnqueue); reported once, not on every resync."""
+        self.queue.delete(pod)
+        if pod.key in self._gated:
+            return
+        self._gated.add(pod.key)
+        log.info("gated pod=%s gates=%s", pod.ref, ",".join(pod.scheduling_gates))
+        if self.on_gated is not None:
+            self.on_gated(pod)
 
     def skip_pod_update(self, pod: Pod) -> bool:
         """``skipPodUpdate``: the pod is assumed and differs from the assumed copy only in

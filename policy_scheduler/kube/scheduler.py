@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ..cache.scheduler_cache import CacheError, SchedulerCache
 from ..core.extender import binder_for
 from ..core.generic_scheduler import FitError, GenericScheduler
+from ..core.modern_pods import UnsupportedFieldError, is_gated
 from ..errors import PredicateError, SchedulingError
 from ..model.pod import Pod
 from ..predicates.volume_binder import (
@@ -146,6 +147,9 @@ class SchedulingLoop:
             # Told to stop (leadership lost, or shutting down) while pop waited: decide nothing more.
             self.queue.add_unschedulable_if_not_present(pod, False)
             return
+        if is_gated(pod):  # never queued (PodHandler); a gated pod is never decided or assumed either
+            log.debug("not scheduling gated pod %s", pod.ref)
+            return
         if pod.deletion_timestamp:
             self.queue.clear_nomination(pod)
             message = f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
@@ -219,7 +223,8 @@ class SchedulingLoop:
         return self.binder if extender is None else ExtenderBinder(extender)
 
     def _failed(self, pod: Pod, error: Exception, requeue: bool = True) -> None:
-        fit = isinstance(error, FitError)
+        # A refused field keeps the pod unschedulable whatever the nodes: it waits like a FitError's pod.
+        fit = isinstance(error, (FitError, UnsupportedFieldError))
         self.metrics.schedule_attempts.labels(result="unschedulable" if fit else "error").inc()
         log.info("unschedulable pod=%s reason=%r", pod.ref, str(error))
         self._error(pod, str(error), "Unschedulable", str(error), unschedulable=fit, requeue=requeue)

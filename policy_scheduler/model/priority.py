@@ -15,6 +15,9 @@ from typing import Any
 
 from ..errors import ObjectError
 from .fields import bool_field, int_field, object_identity, str_field
+from .pod import PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER
+
+PREEMPTION_POLICIES = (PREEMPT_LOWER_PRIORITY, PREEMPT_NEVER)
 
 #: ``HighestUserDefinablePriority`` x 2 and + 1000: resolved in memory by the admission plugin.
 SYSTEM_PRIORITY_CLASSES: dict[str, int] = {
@@ -45,15 +48,22 @@ class PriorityClass:
     value: int
     global_default: bool
     raw: dict
+    # 1.15+ (GA 1.24): what the Priority admission plugin copies into spec.preemptionPolicy.
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PriorityClass:
         _, name, _, obj = object_identity("PriorityClass", raw, namespaced=False)
+        policy = str_field(obj, "preemptionPolicy", raw.get("preemptionPolicy")) or PREEMPT_LOWER_PRIORITY
+        if policy not in PREEMPTION_POLICIES:
+            values = ", ".join(f'"{v}"' for v in PREEMPTION_POLICIES)
+            raise ObjectError(obj, "preemptionPolicy", f'Unsupported value: "{policy}": supported values: {values}')
         return cls(
             name,
             int32_field(obj, "value", raw.get("value")),
             bool_field(obj, "globalDefault", raw.get("globalDefault")),
             raw,
+            policy,
         )
 
 
@@ -80,3 +90,19 @@ def admitted_priority(
     if pc is None:
         raise ObjectError(obj, "spec.priorityClassName", f'no PriorityClass with name "{name}" was found')
     return pc.value
+
+
+def admitted_preemption_policy(
+    spec: dict[str, Any], annotations: dict[str, str], classes: dict[str, PriorityClass], default: PriorityClass | None,
+) -> str | None:
+    """The ``spec.preemptionPolicy`` the (1.15+) Priority admission plugin gives a pod being created: its
+    class's, the default class's without one, ``PreemptLowerPriority`` for the system classes or with no
+    class at all. None: leave the pod as it is (it carries one already, read back from a cluster, or it
+    is a mirror pod). Call after :func:`admitted_priority`, which rejects an unknown class."""
+    if spec.get("preemptionPolicy") or MIRROR_POD_ANNOTATION in annotations:
+        return None
+    name = spec.get("priorityClassName") or ""
+    if not name:
+        return default.preemption_policy if default is not None else PREEMPT_LOWER_PRIORITY
+    pc = classes.get(name)
+    return pc.preemption_policy if pc is not None else PREEMPT_LOWER_PRIORITY

@@ -12,6 +12,7 @@ why they can read ``raw`` fields without further type checks.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,6 +74,18 @@ def check_pod(pod: Pod) -> None:
         _check_toleration(obj, f"spec.tolerations[{i}]", t or {})
     _check_affinity(obj, spec.get("affinity") or {})
     _check_topology_spread(obj, pod)
+    _check_scheduling_gates(obj, pod.scheduling_gates)
+
+
+def _check_scheduling_gates(obj: str, gates: tuple[str, ...]) -> None:
+    """1.26's ``validateSchedulingGates``: every gate named, no name twice (the first error, as the others)."""
+    seen: set[str] = set()
+    for i, name in enumerate(gates):
+        if not name:
+            raise ObjectError(obj, f"spec.schedulingGates[{i}]", "Required value: must not be empty")
+        if name in seen:
+            raise ObjectError(obj, f"spec.schedulingGates[{i}]", f"Duplicate value: {json.dumps(name)}")
+        seen.add(name)
 
 
 def check_node(node: Node) -> None:

@@ -28,10 +28,10 @@ from ..core.nominated import NominatedPods, nominated_node_of
 from ..core.preemption import PreemptionResult
 from ..errors import ObjectError, PredicateError, SchedulingError
 from ..model.pod import Pod
-from ..model.priority import PriorityClass, admitted_priority
+from ..model.priority import PriorityClass, admitted_preemption_policy, admitted_priority
 from ..model.topology import matches_required_pod_affinity
 from ..predicates.volume_binder import VolumeBindingError
-from .simulate import NodeUsage, Placement, SchedulerBuilder, SimulationResult, assume_volumes
+from .simulate import NodeUsage, Placement, SchedulerBuilder, SimulationResult, assume_volumes, split_gated
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -56,27 +56,32 @@ def _classes(snapshot: Snapshot) -> tuple[dict[str, PriorityClass], PriorityClas
     return classes, default
 
 
-def with_priority(pod: Pod, priority: int) -> Pod:
-    """A copy of ``pod`` whose priority is ``priority`` (the manifest is left as it is)."""
-    if pod.priority == priority:
+def with_priority(pod: Pod, priority: int, preemption_policy: str | None = None) -> Pod:
+    """A copy of ``pod`` whose priority is ``priority`` (and, given, whose preemption policy is
+    ``preemption_policy``); the manifest is left as it is."""
+    policy = preemption_policy or pod.preemption_policy
+    if pod.priority == priority and pod.preemption_policy == policy:
         return pod
     clone = object.__new__(Pod)
     for slot in Pod.__slots__:
         setattr(clone, slot, getattr(pod, slot))
     clone.priority = priority
+    clone.preemption_policy = policy
     return clone
 
 
 def admit(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None, source: str | None) -> Pod:
     """``pod`` with the priority the admission plugin gives it; an unknown class names ``source``."""
     spec = pod.raw.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
     try:
-        priority = admitted_priority(pod.ref, spec if isinstance(spec, dict) else {}, pod.annotations, classes, default)
+        priority = admitted_priority(pod.ref, spec, pod.annotations, classes, default)
     except ObjectError as e:
         if source:
             raise e.with_source(source) from None
         raise
-    return pod if priority is None else with_priority(pod, priority)
+    policy = admitted_preemption_policy(spec, pod.annotations, classes, default)
+    return with_priority(pod, pod.priority if priority is None else priority, policy)
 
 
 def with_pod_priorities(snapshot: Snapshot) -> Snapshot:
@@ -196,7 +201,7 @@ def simulate_with_priority(
     scheduler = build(cluster)
     scheduler.nominated_pods = nominated = NominatedPods()
     before = NodeUsage.of(cluster)
-    pending = snapshot.pending_pods(scheduler_name)
+    pending, gated = split_gated(snapshot.pending_pods(scheduler_name))
     order = {p.key: i for i, p in enumerate(pending)}
     queue = _PriorityQueue(order)
     record = PrioritySimulation()
@@ -228,8 +233,12 @@ def simulate_with_priority(
         if fit_error is None:  # not a FitError: 1.9 retries it after a back-off; offline it stays failed
             continue
         result = scheduler.preempt(pod, fit_error, snapshot.pod_disruption_budgets, nominated.node_for(pod) or "")
+        if result.post_filter_message:  # preemptionPolicy Never: the message says why it did not preempt
+            fit_error.add_post_filter_message(result.post_filter_message)
+            placement.error = str(fit_error)
         if placement.explanation is not None:
             placement.explanation.preemption = result
+            placement.explanation.error = placement.error
         state.preemption = result.message
         changed = _apply(result, pod, cluster, nominated, queue, placements, record)
         queue.add_unschedulable_if_not_present(pod)
@@ -240,7 +249,7 @@ def simulate_with_priority(
         if pod.key not in placements:
             placements[pod.key] = Placement(pod, None, f"not attempted: {record.stopped}")
     final = [placements[p.key] for p in sorted(pending, key=lambda p: (-p.priority, order[p.key]))]
-    result = SimulationResult(final, before, NodeUsage.of(cluster), cluster)
+    result = SimulationResult(final, before, NodeUsage.of(cluster), cluster, gated=gated)
     result.pod_priority = record
     return result
 
@@ -327,4 +336,7 @@ def explain_with_priority(snapshot: Snapshot, pod: Pod, build: SchedulerBuilder,
     explanation.node_name = target.node_name
     if explanation.fit_error is not None and not target.node_name:
         explanation.preemption = scheduler.preempt(target, explanation.fit_error, snapshot.pod_disruption_budgets)
+        if explanation.preemption.post_filter_message:
+            explanation.fit_error.add_post_filter_message(explanation.preemption.post_filter_message)
+            explanation.error = str(explanation.fit_error)
     return explanation

@@ -8,6 +8,7 @@ from importlib import resources
 from typing import Any
 
 from ..core.generic_scheduler import Explanation, ExtenderVerdict
+from ..core.modern_pods import gates_message
 from ..model.pod import Pod
 from ..predicates.reasons import describe
 from .priority_report import (
@@ -18,7 +19,7 @@ from .priority_report import (
     preemption_lines,
     preemptions_table,
 )
-from .simulate import CapacityResult, Difference, NodeUsage, Placement, SimulationResult, workload_of
+from .simulate import GATED, CapacityResult, Difference, NodeUsage, Placement, SimulationResult, workload_of
 
 # The "kind" each command's JSON carries, so a saved result can be told apart (policy-scheduler report).
 SIMULATE_KIND, EXPLAIN_KIND, CAPACITY_KIND, COMPARE_KIND = "SimulateResult", "ExplainResult", "CapacityResult", "CompareResult"
@@ -65,6 +66,8 @@ def explanation_to_dict(e: Explanation) -> dict[str, Any]:
     out = {"pod": e.pod, "host": e.host, "error": e.error, "nodes": nodes, "extenders": calls, **explanation_extras(e)}
     if e.volumes:
         out["volumes"] = [a.to_dict() for a in e.volumes]
+    if e.gates:
+        out["gated"] = list(e.gates)
     return out
 
 
@@ -123,11 +126,19 @@ def placement_to_dict(p: Placement) -> dict[str, Any]:
     return out
 
 
+def gated_to_dict(pod: Pod) -> dict[str, Any]:
+    """A pending pod kept out of the queue by its scheduling gates (cluster rules)."""
+    return {"pod": pod.ref, "gates": list(pod.scheduling_gates), "message": gates_message(pod.scheduling_gates),
+            "requests": pod_requests(pod), "workload": workload_of(pod)}
+
+
 def simulation_to_dict(result: SimulationResult, algorithm: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": SIMULATE_KIND}
     if algorithm is not None:
         out["algorithm"] = algorithm
     out["placements"] = [placement_to_dict(p) for p in result.placements]
+    if result.gated:  # cluster rules (the HTML report shows an unknown key's objects as a table of its own)
+        out["gated"] = [gated_to_dict(pod) for pod in result.gated]
     out["nodes"] = [usage_to_dict(result.before[n], result.after[n]) for n in result.before]
     add_priority_to_simulation(out, result)
     return out
@@ -144,6 +155,8 @@ def capacity_to_dict(result: CapacityResult, *, pod: Pod | None = None, max_repl
         out["requests"] = pod_requests(pod)
     out["max"] = max_replicas
     out["stopReasons"] = reason_counts(result.stop_failures)
+    if result.gates:
+        out["gated"] = list(result.gates)
     out["nodes"] = [
         {"node": name, "zone": zone, "replicas": result.placements.get(name, 0),
          "reasons": [str(x) for x in result.stop_failures.get(name, ())]}
@@ -208,6 +221,11 @@ def simulation_table(result: SimulationResult) -> str:
             f"{b.pods}->{a.pods}/{a.pods_allocatable}",
         ])
     summary = f"{result.scheduled}/{len(result.placements)} pending pods scheduled."
+    if result.gated:
+        summary = (f"{result.scheduled}/{len(result.placements)} pending pods scheduled; {len(result.gated)} more "
+                   "gated (not queued until their scheduling gates are removed).")
+        gated = [["GATED POD", "GATES"], *[[p.ref, ", ".join(p.scheduling_gates)] for p in result.gated]]
+        summary += f"\n\n{_table(gated)}"
     volumes = [[p.pod.ref, a.claim, "PV " + (a.volume or "") if a.action == "bind" else "provisioned", a.node]
                for p in result.placements for a in p.volumes]
     if volumes:
@@ -218,6 +236,9 @@ def simulation_table(result: SimulationResult) -> str:
 
 
 def explanation_table(e: Explanation) -> str:
+    if e.gates:
+        return (f"Pod {e.pod}: gated: {e.error}. It is not queued, so no node is considered, until its scheduling "
+                "gates are removed.")
     head = f"Pod {e.pod}: " + (f"scheduled onto {e.host}" if e.host else f"unschedulable: {e.error}")
     rows = [["NODE", "FIT", "TOTAL", "FAILED PREDICATES"]]
     for name, n in e.nodes.items():
@@ -264,6 +285,9 @@ def _extender_score(v: ExtenderVerdict | None) -> str:
 
 
 def capacity_table(result: CapacityResult, max_replicas: int | None) -> str:
+    if result.gates:
+        return (f"The pod is gated ({result.stop_reason}): no copy of it would be scheduled while its scheduling "
+                "gates remain, so none is counted.")
     lines = [f"{result.replicas} more replicas fit."]
     if result.placements:
         lines.append("")
@@ -280,5 +304,9 @@ def differences_table(label_a: str, label_b: str, diffs: list[Difference], total
         return f"All {total} pending pods land on the same nodes under {label_a} and {label_b}."
     rows = [["POD", f"A: {label_a}", f"B: {label_b}"]]
     for d in diffs:
-        rows.append([d.pod, d.a_node or f"unschedulable: {d.a_error}", d.b_node or f"unschedulable: {d.b_error}"])
+        rows.append([d.pod, d.a_node or _not_placed(d.a_error), d.b_node or _not_placed(d.b_error)])
     return f"{len(diffs)} of {total} pending pods land differently.\n\n{_table(rows)}"
+
+
+def _not_placed(error: str | None) -> str:
+    return error if (error or "").startswith(f"{GATED}: ") else f"unschedulable: {error}"

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..cache.cluster import ClusterState
 from ..core.generic_scheduler import Explanation, FitError, GenericScheduler, fit_error_message
+from ..core.modern_pods import gates_message, is_gated
 from ..errors import PredicateError, SchedulingError
 from ..model.pod import Pod
 from ..predicates.volume_binder import (
@@ -96,6 +97,7 @@ class SimulationResult:
     after: dict[str, NodeUsage]
     cluster: ClusterState = field(repr=False)
     pod_priority: Any = None  # gate PodPriority: the priority.PrioritySimulation (pods' progress, preemptions)
+    gated: list[Pod] = field(default_factory=list)  # pending pods with scheduling gates: never queued
 
     @property
     def scheduled(self) -> int:
@@ -173,11 +175,20 @@ def simulate(
     scheduler = build(cluster)
     before = NodeUsage.of(cluster)
     placements = []
-    for pod in snapshot.pending_pods(scheduler_name):
+    pending, gated = split_gated(snapshot.pending_pods(scheduler_name))
+    for pod in pending:
         placements.append(schedule_one(scheduler, pod, explain))
         if progress:
             progress(1)
-    return SimulationResult(placements, before, NodeUsage.of(cluster), cluster)
+    return SimulationResult(placements, before, NodeUsage.of(cluster), cluster, gated=gated)
+
+
+def split_gated(pending: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
+    """(the pods that are queued, the gated pods that are not), each in queue order (cluster rules)."""
+    gated = [p for p in pending if is_gated(p)]
+    for pod in gated:
+        log.info("gated pod=%s gates=%s", pod.ref, ",".join(pod.scheduling_gates))
+    return [p for p in pending if not is_gated(p)], gated
 
 
 def explain_pod(snapshot: Snapshot, pod: Pod, build: SchedulerBuilder) -> Explanation:
@@ -208,6 +219,7 @@ class CapacityResult:
     limited_by_max: bool
     stop_failures: dict[str, list[str]] = field(default_factory=dict)  # node -> why one more does not fit there
     zones: dict[str, str | None] = field(default_factory=dict)  # every node -> its zone
+    gates: tuple[str, ...] = ()  # the template is gated (cluster rules): no copy would ever be scheduled
 
 
 def capacity(
@@ -222,6 +234,7 @@ def capacity(
     replicas = 0
     stop_reason = None
     stop_failures: dict[str, list[str]] = {}
+    gates: tuple[str, ...] = ()
     while max_replicas is None or replicas < max_replicas:
         raw = copy.deepcopy(template)
         raw.setdefault("metadata", {})
@@ -229,7 +242,12 @@ def capacity(
         raw["metadata"]["uid"] = f"capacity-{replicas}"
         raw["metadata"].setdefault("namespace", meta.get("namespace") or "default")
         raw.setdefault("spec", {})["nodeName"] = ""
-        placement = schedule_one(scheduler, Pod(raw, snapshot.rules))
+        pod = Pod(raw, snapshot.rules)
+        if is_gated(pod):  # not counted: every copy would wait for its gates, not for room
+            log.info("gated pod=%s gates=%s", pod.ref, ",".join(pod.scheduling_gates))
+            gates, stop_reason = pod.scheduling_gates, gates_message(pod.scheduling_gates)
+            break
+        placement = schedule_one(scheduler, pod)
         if placement.node is None:
             stop_reason = placement.error
             stop_failures = placement.failed or {}
@@ -237,7 +255,8 @@ def capacity(
         counts[placement.node] = counts.get(placement.node, 0) + 1
         replicas += 1
     zones = {node.name: node_zone(node.labels) for node in cluster.node_list()}
-    return CapacityResult(replicas, dict(sorted(counts.items())), stop_reason, stop_reason is None, stop_failures, zones)
+    return CapacityResult(replicas, dict(sorted(counts.items())), stop_reason, stop_reason is None, stop_failures, zones,
+                          gates)
 
 
 @dataclass
@@ -257,13 +276,38 @@ def compare(
     ``snapshot_b``: the same snapshot parsed under B's rules, when they differ from A's."""
     a = simulate(snapshot, build_a, scheduler_name=scheduler_name, pod_priority=pod_priority_a)
     b = simulate(snapshot_b or snapshot, build_b, scheduler_name=scheduler_name, pod_priority=pod_priority_b)
-    in_b = {p.pod.key: p for p in b.placements}  # the queue orders differ when one side has PodPriority on
+    # The queue orders differ when one side has PodPriority on; a gated pod (one side's rules) is in no queue.
+    in_a, in_b = _outcomes(a), _outcomes(b)
     diffs = [
-        Difference(pa.pod.ref, pa.node, pa.error, pb.node, pb.error)
-        for pa in a.placements
-        if pa.node != (pb := in_b[pa.pod.key]).node
+        Difference(ref, *in_a[key], *in_b[key])
+        for key, ref in _refs(a, b).items()
+        if in_a[key][0] != in_b[key][0] or (in_a[key][0] is None and _gated_text(in_a[key]) != _gated_text(in_b[key]))
     ]
     return a, b, diffs
+
+
+GATED = "gated"
+
+
+def _outcomes(result: SimulationResult) -> dict[str, tuple[str | None, str | None]]:
+    """pod key -> (node, error): a gated pod's error is ``gated: waiting for scheduling gates: [...]``."""
+    out: dict[str, tuple[str | None, str | None]] = {p.pod.key: (p.node, p.error) for p in result.placements}
+    for pod in result.gated:
+        out[pod.key] = (None, f"{GATED}: {gates_message(pod.scheduling_gates)}")
+    return out
+
+
+def _gated_text(outcome: tuple[str | None, str | None]) -> bool:
+    return (outcome[1] or "").startswith(f"{GATED}: ")
+
+
+def _refs(a: SimulationResult, b: SimulationResult) -> dict[str, str]:
+    """Every pending pod of either side, A's placements first."""
+    refs: dict[str, str] = {}
+    for result in (a, b):
+        for pod in [*(p.pod for p in result.placements), *result.gated]:
+            refs.setdefault(pod.key, pod.ref)
+    return refs
 
 
 def placements_as_pods(placements: Sequence[Placement]) -> list[dict[str, Any]]:

@@ -1,0 +1,277 @@
+"""Three promises a modern pod carries, kept under :attr:`~..features.Rules.CLUSTER` (pure; no I/O).
+
+1. **Scheduling gates** (``spec.schedulingGates``, 1.26 alpha ``PodSchedulingReadiness``, kept by 1.27+):
+   a gated pod is never queued, decided or assumed; it enters the queue once its last gate is removed.
+   Upstream's ``SchedulingGates`` PreEnqueue plugin keeps it out of activeQ with
+   ``waiting for scheduling gates: [a b]`` and emits no event; the API server itself gives it the
+   ``PodScheduled=False`` condition, reason ``SchedulingGated`` (``applySchedulingGatedCondition`` in
+   ``pkg/registry/core/pod/strategy.go``).
+2. **``preemptionPolicy: Never``** (from the PriorityClass): the pod is ordered by its priority but never
+   preempts. Upstream 1.26's ``DefaultPreemption.PodEligibleToPreemptOthers`` answers
+   ``not eligible due to preemptionPolicy=Never.``, and ``FitError.Error()`` appends the PostFilter's
+   ``preemption: <msg>`` with its separator ``" %v."`` (hence the double full stop upstream prints).
+3. **Nothing silently ignored**: a pod carrying a field that changes where it may run and that this
+   engine does not implement is refused (:data:`MODERN_FIELDS`: one table, field -> decision and message,
+   that drives the behaviour and ``docs/modern-clusters.md`` alike).
+
+Under ``Rules.V1_9`` none of this applies: 1.9 knew none of these fields and ignored them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SchedulingError
+from ..features import Rules
+from ..model.pod import PREEMPT_NEVER, Pod
+
+# -- 1. scheduling gates ------------------------------------------------------------------------------
+#: ``v1.PodReasonSchedulingGated``.
+SCHEDULING_GATED = "SchedulingGated"
+#: The condition message the API server writes on a gated pod at creation (1.26 ``strategy.go``).
+SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+
+
+def is_gated(pod: Pod) -> bool:
+    """The pod still has scheduling gates, and the cluster's rules apply to it."""
+    return pod.rules is Rules.CLUSTER and bool(pod.scheduling_gates)
+
+
+def gates_message(gates: Sequence[str]) -> str:
+    """The SchedulingGates PreEnqueue status: ``waiting for scheduling gates: [a b]`` (Go's ``%v``)."""
+    return f"waiting for scheduling gates: [{' '.join(gates)}]"
+
+
+class PodGatedError(SchedulingError):
+    """The engine was asked to decide for a gated pod: it never does (the message names the gates)."""
+
+    def __init__(self, pod: Pod) -> None:
+        self.gates = pod.scheduling_gates
+        super().__init__(gates_message(pod.scheduling_gates))
+
+
+# -- 2. preemptionPolicy: Never -------------------------------------------------------------------------
+#: ``PodEligibleToPreemptOthers``'s message for ``preemptionPolicy: Never`` (1.26 defaultpreemption).
+NOT_ELIGIBLE_PREEMPTION_NEVER = f"not eligible due to preemptionPolicy={PREEMPT_NEVER}."
+
+
+def never_preempts(pod: Pod) -> bool:
+    """``preemptionPolicy: Never`` under the cluster's rules."""
+    return pod.rules is Rules.CLUSTER and pod.preemption_policy == PREEMPT_NEVER
+
+
+def with_post_filter_message(fit_message: str, post_filter_message: str) -> str:
+    """``FitError.Error()``: the filter histogram, then the PostFilter message with separator ``" %v."``."""
+    return f"{fit_message} {post_filter_message}." if post_filter_message else fit_message
+
+
+# -- 3. fields the engine does not implement --------------------------------------------------------------
+Spec = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModernField:
+    """A field a 1.26 / 1.32 API server keeps, that changes where a pod may run upstream, and what this
+    scheduler does with it. ``refused``: a pod carrying it (``present``) is never bound; its
+    FailedScheduling event and PodScheduled condition say ``message``. Not refused: ``why`` says why
+    ignoring it places the pod as the modern kube-scheduler does (or what is left to the operator)."""
+
+    field: str
+    what: str
+    refused: bool
+    why: str
+    present: Callable[[Spec, Pod], bool] | None = None
+    message: str = ""
+
+
+def _objects(raw: Any) -> Iterator[Mapping[str, Any]]:
+    if isinstance(raw, list):
+        yield from (x for x in raw if isinstance(x, Mapping))
+
+
+def _pod_affinity_terms(spec: Spec) -> Iterator[Mapping[str, Any]]:
+    """Every PodAffinityTerm of podAffinity and podAntiAffinity, required and preferred."""
+    affinity = spec.get("affinity")
+    if not isinstance(affinity, Mapping):
+        return
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block = affinity.get(kind)
+        if not isinstance(block, Mapping):
+            continue
+        yield from _objects(block.get("requiredDuringSchedulingIgnoredDuringExecution"))
+        for weighted in _objects(block.get("preferredDuringSchedulingIgnoredDuringExecution")):
+            term = weighted.get("podAffinityTerm")
+            if isinstance(term, Mapping):
+                yield term
+
+
+def _node_selector_terms(spec: Spec) -> Iterator[Mapping[str, Any]]:
+    affinity = spec.get("affinity")
+    node = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    if not isinstance(node, Mapping):
+        return
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(required, Mapping):
+        yield from _objects(required.get("nodeSelectorTerms"))
+    for preferred in _objects(node.get("preferredDuringSchedulingIgnoredDuringExecution")):
+        term = preferred.get("preference")
+        if isinstance(term, Mapping):
+            yield term
+
+
+def _has_resource_claims(spec: Spec, pod: Pod) -> bool:
+    return bool(spec.get("resourceClaims"))
+
+
+def _has_namespace_selector(spec: Spec, pod: Pod) -> bool:
+    # null: the term's namespaces (1.9's meaning); {} already means every namespace.
+    return any(term.get("namespaceSelector") is not None for term in _pod_affinity_terms(spec))
+
+
+def _has_match_fields(spec: Spec, pod: Pod) -> bool:
+    return any(term.get("matchFields") for term in _node_selector_terms(spec))
+
+
+def _label_keys_not_merged(spec: Spec, pod: Pod) -> bool:
+    """matchLabelKeys / mismatchLabelKeys of a pod affinity term that the API server has not merged into
+    its labelSelector (1.31+ merges them at creation, ``mutatePodAffinity``; a pod read back from such a
+    server carries both, and its selector already says everything)."""
+    for term in _pod_affinity_terms(spec):
+        selector = term.get("labelSelector")
+        if not isinstance(selector, Mapping):
+            continue  # a nil selector matches nothing either way; the server merges nothing into it
+        expressions = [e for e in _objects(selector.get("matchExpressions"))]
+        for field_name, operator in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn")):
+            for key in term.get(field_name) or ():
+                if key not in pod.labels:
+                    continue  # the server merges only the keys the pod has
+                merged = {"key": key, "operator": operator, "values": [pod.labels[key]]}
+                if not any({k: e.get(k) for k in merged} == merged for e in expressions):
+                    return True
+    return False
+
+
+def _has_ephemeral_volume(spec: Spec, pod: Pod) -> bool:
+    return any("ephemeral" in v for v in _objects(spec.get("volumes")))
+
+
+def _never(spec: Spec, pod: Pod) -> bool:
+    return False
+
+
+MODERN_FIELDS: tuple[ModernField, ...] = (
+    ModernField(
+        "spec.resourceClaims", "dynamic resource allocation (1.26: `source.resourceClaimName` / "
+        "`source.resourceClaimTemplateName`; 1.32: `resourceClaimName` / `resourceClaimTemplateName`)",
+        True, "The DynamicResources plugin allocates each claim on a node that can satisfy it and reserves it "
+        "for the pod; without that the pod could land where its claims can never be allocated.",
+        _has_resource_claims,
+        "spec.resourceClaims (dynamic resource allocation) is not supported by this scheduler: "
+        "the pod's ResourceClaims cannot be allocated",
+    ),
+    ModernField(
+        "spec.affinity.podAffinity / podAntiAffinity terms' `namespaceSelector`",
+        "pod (anti-)affinity across the namespaces a label selector picks (1.21+, GA 1.24)",
+        True, "1.9 reads only `namespaces`; ignoring the selector would count the wrong pods (`{}` means "
+        "every namespace).",
+        _has_namespace_selector,
+        "spec.affinity pod (anti-)affinity namespaceSelector is not supported by this scheduler",
+    ),
+    ModernField(
+        "spec.affinity.nodeAffinity terms' `matchFields`",
+        "node selector requirements on node fields (`metadata.name`), 1.11+; every DaemonSet pod "
+        "carries one since 1.12",
+        True, "1.9 reads only `matchExpressions`: a term would match nodes its `matchFields` excludes. "
+        "Leave DaemonSet pods to the default scheduler.",
+        _has_match_fields,
+        "spec.affinity.nodeAffinity matchFields is not supported by this scheduler",
+    ),
+    ModernField(
+        "spec.affinity.podAffinity / podAntiAffinity terms' `matchLabelKeys`, `mismatchLabelKeys`",
+        "selector keys taken from the pod's own labels (1.29 alpha, 1.31 beta)",
+        True, "Refused only when not yet merged into the term's `labelSelector`: a 1.31+ API server merges "
+        "them at creation (a pod read back from it is scheduled by its selector, as upstream does); a "
+        "manifest that was never created through such a server is refused.",
+        _label_keys_not_merged,
+        "spec.affinity pod (anti-)affinity matchLabelKeys / mismatchLabelKeys not merged into the labelSelector "
+        "are not supported by this scheduler",
+    ),
+    ModernField(
+        "spec.volumes[].ephemeral",
+        "generic ephemeral volumes (GA 1.23): a PersistentVolumeClaim made from a template per pod",
+        True, "The modern scheduler waits for the claim `<pod>-<volume>` and places the pod by its binding "
+        "and topology; this engine does not resolve the volume to its claim.",
+        _has_ephemeral_volume,
+        "spec.volumes[].ephemeral (generic ephemeral volume) is not supported by this scheduler",
+    ),
+    ModernField(
+        "spec.os.name", "the pod's operating system (GA 1.25)",
+        False, "Not a scheduling constraint upstream: no kube-scheduler plugin reads it; the kubelet rejects "
+        "a pod whose OS is not the node's. Select the OS with a `kubernetes.io/os` node selector, which "
+        "1.9 honours.", _never,
+    ),
+    ModernField(
+        "spec.hostUsers", "user namespaces (1.25 alpha)",
+        False, "No scheduler plugin reads it; the kubelet decides whether the node supports it.", _never,
+    ),
+    ModernField(
+        "CSI volumes (`spec.volumes[].csi`, claims bound to `spec.csi` PersistentVolumes) and `CSINode` "
+        "attach limits",
+        "the modern NodeVolumeLimits plugin counts CSI volumes per driver against "
+        "`CSINode.spec.drivers[].allocatable.count`",
+        False, "Not refused: the limit is the node's, not the pod's, and refusing would refuse every pod with "
+        "a CSI-backed claim. Not enforced either (CSINode objects are not read): a node at its attach "
+        "limit can be chosen, and the attach then fails there. 1.9's MaxEBSVolumeCount / "
+        "MaxGCEPDVolumeCount / MaxAzureDiskVolumeCount still count in-tree volumes.", _never,
+    ),
+)
+
+REFUSED_FIELDS: tuple[ModernField, ...] = tuple(f for f in MODERN_FIELDS if f.refused)
+
+
+def refused_fields(pod: Pod) -> list[ModernField]:
+    """The refused fields ``pod`` carries (none under ``Rules.V1_9``)."""
+    if pod.rules is not Rules.CLUSTER:
+        return []
+    spec = pod.raw.get("spec")
+    if not isinstance(spec, Mapping):
+        return []
+    return [f for f in REFUSED_FIELDS if f.present is not None and f.present(spec, pod)]
+
+
+def refusal_message(pod: Pod) -> str | None:
+    """The message a refused pod's FailedScheduling event and PodScheduled condition carry, or None."""
+    fields = refused_fields(pod)
+    if not fields:
+        return None
+    return "; ".join(f.message for f in fields)
+
+
+class UnsupportedFieldError(SchedulingError):
+    """The pod carries a field this scheduler refuses (:data:`REFUSED_FIELDS`); it is unschedulable here
+    until the field is gone, whatever the nodes."""
+
+    def __init__(self, pod: Pod, fields: Sequence[ModernField]) -> None:
+        self.fields = tuple(fields)
+        super().__init__("; ".join(f.message for f in fields))
+
+
+def check_schedulable(pod: Pod) -> None:
+    """Raise :class:`PodGatedError` or :class:`UnsupportedFieldError` for a pod the engine must not decide."""
+    if is_gated(pod):
+        raise PodGatedError(pod)
+    fields = refused_fields(pod)
+    if fields:
+        raise UnsupportedFieldError(pod, fields)
+
+
+def fields_table() -> str:
+    """The Markdown table of :data:`MODERN_FIELDS` that ``docs/modern-clusters.md`` carries verbatim."""
+    rows = ["| field | what it does | refused | message / why |", "|---|---|---|---|"]
+    for f in MODERN_FIELDS:
+        text = f"`{f.message}`. {f.why}" if f.refused else f.why
+        field_name = f.field if "`" in f.field else f"`{f.field}`"
+        rows.append(f"| {field_name} | {f.what} | {'yes' if f.refused else 'no'} | {text} |")
+    return "\n".join(rows)
