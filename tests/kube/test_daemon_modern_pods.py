@@ -203,7 +203,9 @@ def test_rules_1_9_let_a_never_pod_preempt(modern, tmp_path):
     try:
         wait_until(lambda: (get(cluster, "low") or {}).get("metadata", {}).get("deletionTimestamp"), 30,
                    what="low preempted by the Never pod under 1.9's rules")
-        assert failed_scheduling(cluster, "never") == ["0/1 nodes are available: 1 Insufficient cpu."]
+        # The event is recorded asynchronously, maybe after the victim's deletion (and maybe more than once).
+        messages = wait_until(lambda: failed_scheduling(cluster, "never"), 30, what="the never pod's FailedScheduling")
+        assert set(messages) == {"0/1 nodes are available: 1 Insufficient cpu."}
     finally:
         assert daemon.stop() == 0, daemon.log()
 
