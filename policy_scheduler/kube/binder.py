@@ -75,7 +75,10 @@ def classify(error: ApiError) -> BindOutcome:
     if error.status == 0:
         return BindOutcome.TIMEOUT
     if error.status == 409:
-        return BindOutcome.CONFLICT
+        # Only "pod x is already assigned to node y" means bound; a 409 that refuses the binding itself
+        # (a 1.26+ server's "pod x has non-empty .spec.schedulingGates", a uid precondition of a
+        # re-created pod) leaves the pod unbound: the assumption must go, as for any refusal.
+        return BindOutcome.CONFLICT if "is already assigned to node" in error.message else BindOutcome.ERROR
     if error.status == 404:
         return BindOutcome.NOT_FOUND
     if error.status >= 500:

@@ -165,6 +165,13 @@ def test_rules_1_9_bind_a_gated_pod_as_1_9_would_have(modern, tmp_path):
                    what="the binding the server refused")
         assert "Attempting to bind gated to n1" in daemon.log()
         assert cluster.placements()["gated"] == ""
+        # The refusal is no "already bound": the assumption is forgotten (no phantom room), the pod re-queued.
+        wait_until(lambda: "Failed to bind pod: default/gated" in daemon.log(), 30, what="the refusal handled")
+        messages = wait_until(lambda: [e["message"] for e in cluster.events("FailedScheduling")
+                                       if e["involvedObject"]["name"] == "gated"], 30, what="its event")
+        assert all(m.startswith("Binding rejected: ") for m in messages), messages
+        cluster.add_pod(pod("ungated", cpu="3500m"))  # needs the room 1.9's decision had assumed for gated
+        wait_until(lambda: cluster.placements().get("ungated") == "n1", 30, what="the ungated pod bound")
     finally:
         assert daemon.stop() == 0, daemon.log()
 
