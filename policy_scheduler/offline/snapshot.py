@@ -368,7 +368,10 @@ def _describe_object(kind: str, obj: dict[str, Any]) -> str:
     meta = obj.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
         return kind
-    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    namespace = meta.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):  # the error is about it: name no namespace
+        return f"{kind} {meta['name']}"
+    namespace = namespace or ""
     if kind not in CLUSTER_SCOPED:
         namespace = namespace or "default"
     return f"{kind} {namespace}/{meta['name']}" if namespace else f"{kind} {meta['name']}"

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from policy_scheduler.cli import _builder, _source, main
 from policy_scheduler.errors import UserError
 from policy_scheduler.model.openapi import OpenAPIValidator, resolve_version
-from policy_scheduler.offline.examples import default_cluster_path, priority_cluster_path
+from policy_scheduler.offline.examples import default_cluster_path, modern_cluster_path, priority_cluster_path
 from policy_scheduler.offline.simulate import simulate as run_simulation
 from policy_scheduler.offline.snapshot import CLUSTER_SCOPED, Checks, Snapshot, add_object, load_snapshot
 from tests.mutants import Path_, draw, field_paths, mutate
@@ -118,6 +118,8 @@ CLUSTER_REGRESSIONS = {
     "replicaset-null-spec": ((3, 1, ("spec",)), None, False, False, False),
     "replicaset-no-spec": ((3, 1, ("spec",)), None, True, False, False),
     "pv-volume-id-list": ((3, 7, ("spec", "awsElasticBlockStore", "volumeID")), [1], False, False, False),
+    # The schema check named a pod with a wrong-typed namespace "Pod default/name".
+    "namespace-of-a-wrong-type-with-schema": ((2, 1, ("metadata", "namespace")), 7, False, False, True),
 }
 
 
@@ -139,7 +141,8 @@ def test_mutated_cluster_never_crashes(seed: int) -> None:
 EVERY_FIELD_VALUES = (7, -3, True, "x", "", [1], ["a"], {"k": 1}, {}, None, 1.5, float("nan"), "DELETE")
 
 
-@pytest.mark.parametrize("directory", [default_cluster_path(), priority_cluster_path()], ids=["default", "priority"])
+@pytest.mark.parametrize("directory", [default_cluster_path(), priority_cluster_path(), modern_cluster_path()],
+                         ids=["default", "priority", "modern"])
 def test_every_cluster_field_of_a_wrong_type_never_crashes(directory: Path) -> None:
     """Every field of every object of the bundled clusters (between them every kind a snapshot reads),
     schema off, each with one of a rotation of wrong values (or deleted): all failures are collected,

@@ -14,3 +14,9 @@ def default_cluster_path() -> Path:
 def priority_cluster_path() -> Path:
     """The bundled example for ``--feature-gates PodPriority=true``: PriorityClasses, PDBs, preemption."""
     return Path(str(resources.files(__package__).joinpath("priority-cluster")))
+
+
+def modern_cluster_path() -> Path:
+    """The bundled example of a modern cluster's pods (overhead, init containers, topology spread,
+    scheduling gates, a late-bound claim, a refused field), for ``--rules cluster`` against ``--rules 1.9``."""
+    return Path(str(resources.files(__package__).joinpath("modern-cluster")))
