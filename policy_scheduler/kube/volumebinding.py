@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..cache.scheduler_cache import SchedulerCache
 from ..model.pod import Pod
@@ -78,25 +79,25 @@ class VolumeBindingManager:
         with self._cond:
             return len(self._waiting)
 
+    def _put(self, path: str, kind: str, raw: dict[str, Any]) -> dict[str, Any]:
+        """PUT ``raw`` (with its apiVersion and kind) back; a refusal is the volume binding's error."""
+        try:
+            return self.rest.put(path, {**raw, "apiVersion": "v1", "kind": kind})
+        except ApiError as e:
+            raise VolumeBindingError(e.message) from None
+
     # -- bindAPIUpdate (a bind worker) ------------------------------------------------------------------
     def bind_api_update(self, pod: Pod, volumes: PodVolumes) -> PodVolumes:
         """Write the pre-bound PVs and the annotated claims; the objects the API server returned."""
         written = PodVolumes(volumes.node)
         for pvc, pv in volumes.static_bindings:
             log.info("Claim %s/%s bound to volume %s for pod %s", pvc.namespace, pvc.name, pv.name, pod.ref)
-            body = {**pv.raw, "apiVersion": "v1", "kind": "PersistentVolume"}
-            try:
-                reply = self.rest.put(f"/api/v1/persistentvolumes/{pv.name}", body)
-            except ApiError as e:
-                raise VolumeBindingError(e.message) from None
+            reply = self._put(f"/api/v1/persistentvolumes/{pv.name}", "PersistentVolume", pv.raw)
             written.static_bindings.append((pvc, PersistentVolume.from_dict(reply)))
         for pvc in volumes.dynamic_provisions:
             log.info("Claim %s/%s to be provisioned on node %s for pod %s", pvc.namespace, pvc.name, volumes.node, pod.ref)
-            body = {**pvc.raw, "apiVersion": "v1", "kind": "PersistentVolumeClaim"}
-            try:
-                reply = self.rest.put(f"/api/v1/namespaces/{pvc.namespace}/persistentvolumeclaims/{pvc.name}", body)
-            except ApiError as e:
-                raise VolumeBindingError(e.message) from None
+            reply = self._put(f"/api/v1/namespaces/{pvc.namespace}/persistentvolumeclaims/{pvc.name}",
+                              "PersistentVolumeClaim", pvc.raw)
             written.dynamic_provisions.append(PersistentVolumeClaim.from_dict(reply))
         return written
 

@@ -42,41 +42,19 @@ def _command() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "policy_scheduler.cli"]
 
 
-class DaemonProcess:
-    """``policy-scheduler run`` with its log in a file; ``args`` are extra flags."""
+class LoggedProcess:
+    """A subprocess whose output goes to ``log_path``; stopped with SIGTERM, killed if it lingers."""
 
-    def __init__(self, kubeconfig: str, log_dir: Path, *args: str, name: str = "daemon",
-                 leader_elect: bool = False) -> None:
-        self.port = free_port()
-        self.log_path = log_dir / f"{name}.log"
-        self.args = [
-            "run", "--kubeconfig", kubeconfig, "--scheduler-name", SCHEDULER, "--address", "127.0.0.1",
-            "--port", str(self.port), f"--leader-elect={'true' if leader_elect else 'false'}", "--v=2", *args,
-        ]
+    def __init__(self, log_path: Path, command: list[str]) -> None:
+        self.log_path = log_path
+        self.command = command
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> DaemonProcess:
+    def start(self) -> LoggedProcess:
         self._log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(_command() + self.args, stdout=self._log, stderr=subprocess.STDOUT,
+        self.process = subprocess.Popen(self.command, stdout=self._log, stderr=subprocess.STDOUT,
                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
         return self
-
-    def healthz(self) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz?verbose", timeout=2) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
-        except OSError as e:
-            return 0, str(e)
-
-    def metrics(self) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
-            return r.read().decode()
-
-    def wait_healthy(self, timeout: float = 30.0) -> None:
-        wait_until(lambda: self.healthz()[0] == 200 or self.exited(), timeout, what=f"{self.log_path.name} healthy")
-        assert not self.exited(), self.log()
 
     def exited(self) -> bool:
         return self.process is not None and self.process.poll() is not None
@@ -103,6 +81,40 @@ class DaemonProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+class DaemonProcess(LoggedProcess):
+    """``policy-scheduler run`` with its log in a file; ``args`` are extra flags."""
+
+    def __init__(self, kubeconfig: str, log_dir: Path, *args: str, name: str = "daemon",
+                 leader_elect: bool = False) -> None:
+        self.port = free_port()
+        self.args = [
+            "run", "--kubeconfig", kubeconfig, "--scheduler-name", SCHEDULER, "--address", "127.0.0.1",
+            "--port", str(self.port), f"--leader-elect={'true' if leader_elect else 'false'}", "--v=2", *args,
+        ]
+        super().__init__(log_dir / f"{name}.log", _command() + self.args)
+
+    def start(self) -> DaemonProcess:
+        super().start()
+        return self
+
+    def healthz(self) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz?verbose", timeout=2) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+        except OSError as e:
+            return 0, str(e)
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
+            return r.read().decode()
+
+    def wait_healthy(self, timeout: float = 30.0) -> None:
+        wait_until(lambda: self.healthz()[0] == 200 or self.exited(), timeout, what=f"{self.log_path.name} healthy")
+        assert not self.exited(), self.log()
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", labels: dict[str, str] | None = None,
@@ -167,6 +179,15 @@ class Cluster:
         items = self.rest.get(f"/api/v1/namespaces/{self.namespace}/events")["items"]
         return [e for e in items if (reason is None or e.get("reason") == reason)
                 and e["involvedObject"].get("kind") == kind]
+
+    def get_pod(self, name: str) -> dict[str, Any] | None:
+        """The pod as the API server holds it now, or None when it is gone."""
+        try:
+            return self.rest.get(f"/api/v1/namespaces/{self.namespace}/pods/{name}")
+        except ApiError as e:
+            if e.not_found:
+                return None
+            raise
 
     def condition(self, name: str, type_: str = "PodScheduled") -> dict[str, Any] | None:
         try:

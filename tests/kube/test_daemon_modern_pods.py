@@ -8,19 +8,16 @@ same: the gated pod's condition (and no event), the Never pod's FailedScheduling
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.rest import MERGE_PATCH, ApiError
+from policy_scheduler.kube.rest import MERGE_PATCH
 
 from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
-from .envtest import assets_dir, start_server
+from .envtest import start_server
+from .reference import ReferenceScheduler
 
 #: The apiserver flags that keep the fields: gates (1.26 alpha) and dynamic resource allocation.
 MODERN_ARGS: dict[str, tuple[str, ...]] = {
@@ -48,15 +45,6 @@ def modern(request, tmp_path_factory):
     server.stop()
 
 
-def get(cluster: Cluster, name: str) -> dict[str, Any] | None:
-    try:
-        return cluster.rest.get(f"/api/v1/namespaces/default/pods/{name}")
-    except ApiError as e:
-        if e.not_found:
-            return None
-        raise
-
-
 def gated_pod(name: str, cpu: str, *gates: str) -> dict[str, Any]:
     return pod(name, cpu=cpu, schedulingGates=[{"name": g} for g in gates])
 
@@ -79,10 +67,10 @@ def priority_classes(cluster: Cluster) -> None:
 def observe_gated(cluster: Cluster, name: str, seconds: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """After ``seconds`` with a scheduler running: the gated pod's condition (it must stay unbound and its
     object unwritten all along) and the events about it."""
-    rv = get(cluster, name)["metadata"]["resourceVersion"]
+    rv = cluster.get_pod(name)["metadata"]["resourceVersion"]
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        current = get(cluster, name)
+        current = cluster.get_pod(name)
         assert not current["spec"].get("nodeName"), f"{name} was bound while gated"
         assert current["metadata"]["resourceVersion"] == rv, f"{name} was written while gated: {current['status']}"
         time.sleep(0.25)
@@ -187,12 +175,12 @@ def test_a_never_pod_does_not_preempt_and_a_preempting_one_does(modern, tmp_path
         condition = cluster.condition("never")
         assert (condition["reason"], condition["message"]) == ("Unschedulable", NEVER_MESSAGE)
         time.sleep(2)
-        low = get(cluster, "low")
+        low = cluster.get_pod("low")
         assert low is not None and not low["metadata"].get("deletionTimestamp"), "the low pod was preempted"
         assert cluster.placements()["never"] == ""
 
         cluster.add_pod(pod("preemptor", cpu="1", priorityClassName="high"))
-        wait_until(lambda: (get(cluster, "low") or {}).get("metadata", {}).get("deletionTimestamp"), 30,
+        wait_until(lambda: (cluster.get_pod("low") or {}).get("metadata", {}).get("deletionTimestamp"), 30,
                    what="low preempted by the preempting class")
         cluster.delete_pod("low")  # play the kubelet
         wait_until(lambda: cluster.placements().get("preemptor") == "n1", 30, what="preemptor bound")
@@ -208,7 +196,7 @@ def test_rules_1_9_let_a_never_pod_preempt(modern, tmp_path):
     never_scenario(cluster)
     daemon = DaemonProcess(modern.kubeconfig, tmp_path, *PRIORITY, "--rules", "1.9").start()
     try:
-        wait_until(lambda: (get(cluster, "low") or {}).get("metadata", {}).get("deletionTimestamp"), 30,
+        wait_until(lambda: (cluster.get_pod("low") or {}).get("metadata", {}).get("deletionTimestamp"), 30,
                    what="low preempted by the Never pod under 1.9's rules")
         # The event is recorded asynchronously, maybe after the victim's deletion (and maybe more than once).
         messages = wait_until(lambda: failed_scheduling(cluster, "never"), 30, what="the never pod's FailedScheduling")
@@ -246,41 +234,6 @@ def test_a_pod_with_resource_claims_is_not_bound_and_the_event_names_the_field(m
 
 
 # -- upstream's 1.26 kube-scheduler on the same pods ---------------------------------------------------------
-class UpstreamScheduler:
-    """``1.26/bin/kube-scheduler`` scheduling ``spec.schedulerName: policy-scheduler`` (README: reference)."""
-
-    def __init__(self, kubeconfig: str, directory: Path, *feature_gates: str) -> None:
-        binary = assets_dir() / "1.26" / "bin" / "kube-scheduler"
-        if not binary.is_file():
-            message = f"upstream kube-scheduler not found at {binary}"
-            if os.environ.get("POLICY_SCHEDULER_REQUIRE_ENVTEST") == "1":
-                pytest.fail(message)
-            pytest.skip(message)
-        config = directory / "kube-scheduler.json"
-        config.write_text(json.dumps({
-            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {"kubeconfig": kubeconfig}, "leaderElection": {"leaderElect": False},
-            "profiles": [{"schedulerName": SCHEDULER}]}))
-        self.log_path = directory / "kube-scheduler.log"
-        self._log = open(self.log_path, "ab")
-        args = [str(binary), "--config", str(config), "--secure-port=0", "-v=2"]
-        if feature_gates:
-            args.append(f"--feature-gates={','.join(feature_gates)}")
-        self.process = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
-        self._log.close()
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-
 def test_upstream_1_26_says_the_same_for_gated_and_never_pods(tmp_path_factory):
     server = start_server("1.26", tmp_path_factory.mktemp("envtest-upstream"),
                           "--apiserver-arg=--feature-gates=PodSchedulingReadiness=true")
@@ -289,12 +242,13 @@ def test_upstream_1_26_says_the_same_for_gated_and_never_pods(tmp_path_factory):
         cluster = Cluster(server.rest())
         never_scenario(cluster)
         cluster.add_pod(gated_pod("gated", "1", "example.com/quota"))
-        upstream = UpstreamScheduler(server.kubeconfig, tmp_path_factory.mktemp("upstream"), "PodSchedulingReadiness=true")
+        upstream = ReferenceScheduler(server, tmp_path_factory.mktemp("upstream"), scheduler_name=SCHEDULER,
+                                      feature_gates="PodSchedulingReadiness=true").start()
         messages = wait_until(lambda: failed_scheduling(cluster, "never"), 60, what="upstream's FailedScheduling")
         assert messages[0] == NEVER_MESSAGE, upstream.log()
         condition = cluster.condition("never")
         assert (condition["reason"], condition["message"]) == ("Unschedulable", NEVER_MESSAGE)
-        assert not get(cluster, "low")["metadata"].get("deletionTimestamp")
+        assert not cluster.get_pod("low")["metadata"].get("deletionTimestamp")
         condition, events = observe_gated(cluster, "gated", 2)
         assert (condition["status"], condition["reason"], condition["message"]) == ("False", GATED_REASON, GATED_MESSAGE)
         assert events == []

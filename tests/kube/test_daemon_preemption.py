@@ -11,11 +11,10 @@ the kubelet: once they see a victim's ``deletionTimestamp`` they delete it with 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.rest import ApiError, RestClient
+from policy_scheduler.kube.rest import RestClient
 
 from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
 from .faultproxy import FaultProxy
@@ -37,23 +36,14 @@ def disruption_budget(rest: RestClient, version: str, name: str, labels: dict[st
         "spec": {"minAvailable": min_available, "selector": {"matchLabels": labels}}})
 
 
-def get(cluster: Cluster, name: str) -> dict[str, Any] | None:
-    try:
-        return cluster.rest.get(f"/api/v1/namespaces/default/pods/{name}")
-    except ApiError as e:
-        if e.not_found:
-            return None
-        raise
-
-
 def terminating(cluster: Cluster, name: str) -> bool:
-    p = get(cluster, name)
+    p = cluster.get_pod(name)
     return p is not None and bool(p["metadata"].get("deletionTimestamp"))
 
 
 def nomination(cluster: Cluster, name: str) -> tuple[str | None, str | None]:
     """(the NominatedNodeName annotation, status.nominatedNodeName) of a pod."""
-    p = get(cluster, name) or {}
+    p = cluster.get_pod(name) or {}
     annotations = (p.get("metadata") or {}).get("annotations") or {}
     return annotations.get("NominatedNodeName"), (p.get("status") or {}).get("nominatedNodeName")
 
@@ -61,7 +51,7 @@ def nomination(cluster: Cluster, name: str) -> tuple[str | None, str | None]:
 def play_kubelet(cluster: Cluster, name: str) -> None:
     """The victim's containers have stopped: remove it for good."""
     cluster.rest.delete(f"/api/v1/namespaces/default/pods/{name}", {"gracePeriodSeconds": 0})
-    wait_until(lambda: get(cluster, name) is None, 20, what=f"{name} gone")
+    wait_until(lambda: cluster.get_pod(name) is None, 20, what=f"{name} gone")
 
 
 def assert_stays_unbound(cluster: Cluster, name: str, seconds: float) -> None:
