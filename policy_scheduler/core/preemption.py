@@ -51,6 +51,7 @@ from ..predicates.reasons import (
     ERR_VOLUME_NODE_CONFLICT,
     ERR_VOLUME_ZONE_CONFLICT,
 )
+from ..predicates.volume_binder import ERR_REASON_PV_NOT_EXIST
 from .extender import ExtenderFailure, filters, ignorable, interested
 from .modern_pods import NOT_ELIGIBLE_PREEMPTION_NEVER, never_preempts
 from .nominated import nominated_elsewhere, nominated_node_of
@@ -74,6 +75,7 @@ UNRESOLVABLE_REASONS: frozenset[str] = frozenset({
     ERR_VOLUME_ZONE_CONFLICT,
     ERR_VOLUME_NODE_CONFLICT,
     ERR_VOLUME_BIND_CONFLICT,
+    ERR_REASON_PV_NOT_EXIST,  # the cluster's rules: 1.26's VolumeBinding says UnschedulableAndUnresolvable
 })
 
 #: Added to each victim's priority before summing, so that every term is positive (``math.MaxInt32 + 1``).

@@ -33,7 +33,7 @@ REST_LATENCY_BUCKETS: tuple[float, ...] = tuple(0.001 * 2**i for i in range(10))
 
 QUEUES = ("active", "backoff", "unschedulable")
 ATTEMPT_RESULTS = ("scheduled", "unschedulable", "error")
-BIND_OUTCOMES = ("success", "conflict", "not_found", "server_error", "timeout", "error")
+BIND_OUTCOMES = ("success", "conflict", "not_found", "server_error", "timeout", "error", "volume_binding_failed")
 RELOAD_RESULTS = ("applied", "rejected")
 PREEMPTION_RESULTS = ("nominated", "no_node", "not_eligible", "error")
 
@@ -97,7 +97,8 @@ class SchedulerMetrics:
         )
         self.bind_outcomes = Counter(
             "scheduler_binding_outcomes_total",
-            "Number of binding requests, by outcome (success, conflict, not_found, server_error, timeout, error).",
+            "Number of binding requests, by outcome (success, conflict, not_found, server_error, timeout, error, "
+            "volume_binding_failed).",
             ["outcome"],
             registry=r,
         )

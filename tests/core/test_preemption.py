@@ -42,6 +42,7 @@ from policy_scheduler.predicates.reasons import (
     ERR_POD_NOT_MATCH_HOST_NAME,
     ERR_TAINTS_TOLERATIONS_NOT_MATCH,
 )
+from policy_scheduler.predicates.volume_binder import ERR_REASON_PV_NOT_EXIST
 from tests.conformance.harness import conformance_registry
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
@@ -474,3 +475,12 @@ def test_vectorised_and_reference_paths_agree_with_nominated_pods():
                     outcome.append(str(e))
             outcomes.append(outcome)
         assert outcomes[0] == outcomes[1]
+
+
+def test_a_claim_bound_to_a_missing_pv_is_an_unresolvable_reason():
+    """Under the cluster's rules, 1.26's VolumeBinding: a pod whose claim is bound to a PV that does not exist
+    fits nowhere whatever is evicted (UnschedulableAndUnresolvable), so preemption skips such nodes."""
+    nodes = [node("machine1"), node("machine2")]
+    helped = nodes_where_preemption_might_help(nodes, {"machine1": [ERR_REASON_PV_NOT_EXIST],
+                                                       "machine2": ["Insufficient cpu"]})
+    assert [n.name for n in helped] == ["machine2"]

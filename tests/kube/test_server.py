@@ -148,6 +148,7 @@ def test_metrics_exposition(serve):
     assert 'scheduler_schedule_attempts_total{result="error"} 0.0' in lines
     assert 'scheduler_binding_outcomes_total{outcome="conflict"} 2.0' in lines
     assert 'scheduler_binding_outcomes_total{outcome="timeout"} 0.0' in lines
+    assert 'scheduler_binding_outcomes_total{outcome="volume_binding_failed"} 0.0' in lines
     assert 'scheduler_policy_reloads_total{result="rejected"} 1.0' in lines
     assert "scheduler_leader_is_leader 1.0" in lines
     assert 'rest_client_requests_total{code="200",host="10.0.0.1:6443",method="GET"} 1.0' in lines
