@@ -21,7 +21,7 @@ from .reasons import DESCRIPTIONS, describe
 from .resources import pod_fits_resources
 from .service_affinity import new_service_affinity_predicate
 from .taints import pod_tolerates_node_taints
-from .volume_binding import new_volume_binding_predicate
+from .volume_binder import new_volume_binding_predicate
 from .volume_count import (
     AZURE_DISK_VOLUME_FILTER_TYPE,
     EBS_VOLUME_FILTER_TYPE,

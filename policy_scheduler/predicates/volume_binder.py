@@ -40,6 +40,8 @@ from .metadata import PredicateMetadata, require_node
 from .reasons import ERR_VOLUME_BIND_CONFLICT, ERR_VOLUME_NODE_CONFLICT
 from .storage_class import VOLUME_BINDING_WAIT
 from .volume_binding import (
+    VolumeBinder,
+    VolumeBindingChecker,
     access_modes_satisfied,
     check_node_affinity,
     claim_request,
@@ -49,6 +51,7 @@ from .volume_binding import (
 )
 
 if TYPE_CHECKING:
+    from ..algorithm import FitPredicate, PluginFactoryArgs
     from ..cache.cluster import ClusterState
     from ..cache.node_info import NodeInfo
     from ..model.node import Node
@@ -435,3 +438,13 @@ def check_bindings(cluster: ClusterState, node_name: str, volumes: PodVolumes) -
         if not pvc.fully_bound:
             return False
     return True
+
+
+def new_volume_binding_predicate(args: PluginFactoryArgs) -> FitPredicate:
+    """CheckVolumeBinding. Under 1.9's rules: a no-op unless the ``VolumeScheduling`` feature gate is on.
+    Under the cluster's rules: the modern binder (this module), for pods with late-bound claims
+    or PVs with the GA node affinity (with the gate on, for every pod with claims)."""
+    enabled = args.feature_gates.enabled("VolumeScheduling")
+    if args.feature_gates.cluster_rules:
+        return ClusterVolumeBindingChecker(ClusterVolumeBinder(args.cluster, all_claims=enabled))
+    return VolumeBindingChecker(VolumeBinder(args.cluster) if enabled else None)

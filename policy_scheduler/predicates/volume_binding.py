@@ -33,7 +33,6 @@ from .reasons import ERR_VOLUME_BIND_CONFLICT, ERR_VOLUME_NODE_CONFLICT
 from .storage_class import delays_binding
 
 if TYPE_CHECKING:
-    from ..algorithm import FitPredicate, PluginFactoryArgs
     from ..cache.cluster import ClusterState
     from ..cache.node_info import NodeInfo
     from ..model.node import Node
@@ -254,15 +253,3 @@ class VolumeBindingChecker:
         if not found.unbound_satisfied:
             reasons.append(ERR_VOLUME_BIND_CONFLICT)
         return not reasons, reasons
-
-
-def new_volume_binding_predicate(args: PluginFactoryArgs) -> FitPredicate:
-    """CheckVolumeBinding. Under 1.9's rules: a no-op unless the ``VolumeScheduling`` feature gate is on.
-    Under the cluster's rules: the modern binder (:mod:`.volume_binder`), for pods with late-bound claims
-    or PVs with the GA node affinity (with the gate on, for every pod with claims)."""
-    enabled = args.feature_gates.enabled("VolumeScheduling")
-    if args.feature_gates.cluster_rules:
-        from .volume_binder import ClusterVolumeBinder, ClusterVolumeBindingChecker
-
-        return ClusterVolumeBindingChecker(ClusterVolumeBinder(args.cluster, all_claims=enabled))
-    return VolumeBindingChecker(VolumeBinder(args.cluster) if enabled else None)
