@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..model.labels import SelectorError
 from ..model.node import Node
@@ -204,32 +204,20 @@ class ClusterState:
     def add_persistent_volume(self, pv: PersistentVolume) -> None:
         """Add or update the API object; a newer one than an assumed copy replaces the assumption."""
         self.persistent_volumes[pv.name] = pv
-        assumed = self.assumed_volumes.get(pv.name)
-        if assumed is not None and pv.resource_version > assumed.resource_version:
-            del self.assumed_volumes[pv.name]
+        _drop_older_assumption(self.assumed_volumes, pv.name, pv)
 
     def add_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> None:
-        self.persistent_volume_claims[(pvc.namespace, pvc.name)] = pvc
-        assumed = self.assumed_claims.get(pvc.key)
-        if assumed is not None and pvc.resource_version > assumed.resource_version:
-            del self.assumed_claims[pvc.key]
+        self.persistent_volume_claims[pvc.key] = pvc
+        _drop_older_assumption(self.assumed_claims, pvc.key, pvc)
 
     def assume_persistent_volume(self, pv: PersistentVolume) -> None:
         """``pvCache.Assume``: decisions see ``pv`` until the API object is newer or it is restored."""
-        stored = self.assumed_volumes.get(pv.name) or self.persistent_volumes.get(pv.name)
-        if stored is None:
-            raise ListerError(f'persistentvolume "{pv.name}" not found')
-        if pv.resource_version < stored.resource_version:
-            raise ListerError(f'PersistentVolume "{pv.name}" is out of sync (stored: {stored.resource_version}, assume: {pv.resource_version})')
-        self.assumed_volumes[pv.name] = pv
+        _assume(self.assumed_volumes, self.persistent_volumes, pv.name, pv,
+                f'persistentvolume "{pv.name}"', f'PersistentVolume "{pv.name}"')
 
     def assume_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> None:
-        stored = self.assumed_claims.get(pvc.key) or self.persistent_volume_claims.get(pvc.key)
-        if stored is None:
-            raise ListerError(f'persistentvolumeclaim "{pvc.name}" not found')
-        if pvc.resource_version < stored.resource_version:
-            raise ListerError(f'PersistentVolumeClaim "{pvc.namespace}/{pvc.name}" is out of sync (stored: {stored.resource_version}, assume: {pvc.resource_version})')
-        self.assumed_claims[pvc.key] = pvc
+        _assume(self.assumed_claims, self.persistent_volume_claims, pvc.key, pvc,
+                f'persistentvolumeclaim "{pvc.name}"', f'PersistentVolumeClaim "{pvc.namespace}/{pvc.name}"')
 
     def restore_persistent_volume(self, name: str) -> None:
         """``pvCache.Restore``: drop the assumption; decisions see the API object again."""
@@ -281,3 +269,19 @@ class ClusterState:
             raise ListerError(f'storageclass.storage.k8s.io "{name}" not found')
         return sc
 
+
+def _drop_older_assumption(assumed: dict[Any, Any], key: Any, api_object: Any) -> None:
+    """A newer API object than an assumed copy replaces the assumption (upstream's assume cache)."""
+    current = assumed.get(key)
+    if current is not None and api_object.resource_version > current.resource_version:
+        del assumed[key]
+
+
+def _assume(assumed: dict[Any, Any], api: dict[Any, Any], key: Any, obj: Any, lister_name: str, display: str) -> None:
+    """``assumeCache.Assume``: ``obj`` must exist and be no older than what decisions see now."""
+    stored = assumed.get(key) or api.get(key)
+    if stored is None:
+        raise ListerError(f"{lister_name} not found")
+    if obj.resource_version < stored.resource_version:
+        raise ListerError(f"{display} is out of sync (stored: {stored.resource_version}, assume: {obj.resource_version})")
+    assumed[key] = obj
