@@ -19,8 +19,8 @@ class BindOutcome(enum.Enum):
     SUCCESS = "success"          # 201: the API server set spec.nodeName and PodScheduled=True
     CONFLICT = "conflict"        # 409: the pod is already bound (by us on a lost reply, or by someone else)
     NOT_FOUND = "not_found"      # 404: the pod is gone
-    SERVER_ERROR = "server_error"  # 5xx: not bound; retry later
-    TIMEOUT = "timeout"          # no reply: bound or not, the pod itself must say
+    UNKNOWN = "unknown"          # no reply, or 5xx: bound or not, only the server can say (settled later)
+    UNBOUND = "unbound"          # an unknown outcome settled: the server says the pod is not bound
     ERROR = "error"              # anything else (403, 422, ...): not bound
 
 
@@ -44,13 +44,16 @@ class Binder:
             return classify(e), e
 
     def bound_node(self, pod: Pod) -> str | None:
-        """Where the API server says the pod is bound ("" when unbound); None when it cannot tell."""
+        """Where the API server says the pod is bound ("" when unbound); None when the pod is gone (a new
+        pod of the same name counts as gone). Raises ApiError when the server does not answer."""
         try:
             data = self.rest.get(f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}")
         except ApiError as e:
-            return "" if e.not_found else None
+            if e.not_found:
+                return None
+            raise
         if pod.uid and (data.get("metadata") or {}).get("uid") != pod.uid:
-            return ""  # a new pod of the same name: ours is gone
+            return None
         return (data.get("spec") or {}).get("nodeName") or ""
 
 
@@ -72,8 +75,10 @@ class ExtenderBinder:
 
 
 def classify(error: ApiError) -> BindOutcome:
-    if error.status == 0:
-        return BindOutcome.TIMEOUT
+    if error.indefinite:
+        # The request may have reached the server (a reply lost with the connection, a server that stored
+        # the binding and failed while answering, a proxy's 502): whether the pod is bound is unknown.
+        return BindOutcome.UNKNOWN
     if error.status == 409:
         # Only "pod x is already assigned to node y" means bound; a 409 that refuses the binding itself
         # (a 1.26+ server's "pod x has non-empty .spec.schedulingGates", a uid precondition of a
@@ -81,6 +86,4 @@ def classify(error: ApiError) -> BindOutcome:
         return BindOutcome.CONFLICT if "is already assigned to node" in error.message else BindOutcome.ERROR
     if error.status == 404:
         return BindOutcome.NOT_FOUND
-    if error.status >= 500:
-        return BindOutcome.SERVER_ERROR
     return BindOutcome.ERROR

@@ -39,6 +39,7 @@ from .metrics import SchedulerMetrics
 from .options import SchedulerConfiguration
 from .preemption import PDBStore, Preemptor
 from .queue import PodBackoff, PriorityQueue, new_scheduling_queue, pod_key
+from .reachability import Reachability
 from .rest import ApiError, RestClient
 from .scheduler import BIND_WORKERS, Requeuer, SchedulingLoop
 from .server import SchedulerServer
@@ -113,6 +114,11 @@ class Daemon:
         pool = self.bind_workers * 2 + len(RESOURCES) + 10
         self.rest = RestClient(api_client(kubeconfig, None, cfg.master or None, pool_size=pool),
                                qps=conn.qps, burst=conn.burst, user_agent=f"policy-scheduler/{__version__} scheduler")
+        # Failed requests make the daemon probe the server; while it is unreachable scheduling pauses and the
+        # assumed pods' expiry clock stands still (their confirming watch cannot run).
+        self.reachability = Reachability(self.rest, self.metrics)
+        self.rest.on_unavailable = self.reachability.suspect
+        self.cache.clock = self.reachability.clock
         self.election_rest = RestClient(api_client(kubeconfig, None, cfg.master or None),
                                         qps=conn.qps, burst=conn.burst,
                                         user_agent=f"policy-scheduler/{__version__} leader-election")
@@ -141,7 +147,7 @@ class Daemon:
         if isinstance(self.queue, PriorityQueue):  # gate PodPriority
             self.preemptor = Preemptor(
                 self.rest, cache=self.cache, queue=self.queue, requeuer=self.requeuer, recorder=self.recorder,
-                metrics=self.metrics, lookup=self.pending_pod, pdbs=self._pdbs,
+                metrics=self.metrics, lookup=self.pending_pod, pdbs=self._pdbs, reachability=self.reachability,
             )
         if self.feature_gates.cluster_rules:  # late-bound volumes: assume, write, wait, then bind the pod
             self.volume_binding = VolumeBindingManager(self.rest, self.cache, timeout=self.volume_bind_timeout,
@@ -150,6 +156,7 @@ class Daemon:
             cache=self.cache, queue=self.queue, algorithm=self.algorithm, binder=Binder(self.rest),
             recorder=self.recorder, conditions=self.conditions, requeuer=self.requeuer, metrics=self.metrics,
             bind_workers=self.bind_workers, preemptor=self.preemptor, volumes=self.volume_binding,
+            reachability=self.reachability,
         )
 
     def _algorithm_source(self) -> AlgorithmSource:
@@ -215,7 +222,7 @@ class Daemon:
             reflector = Reflector(
                 self.rest, resource.path(version), handler, name=resource.plural,
                 field_selector=NON_TERMINAL if resource.kind == "Pod" else None,
-                list_order=queue_order if resource.kind == "Pod" else None,
+                list_order=queue_order if resource.kind == "Pod" else None, reachability=self.reachability,
             )
             if resource.kind == "Pod":
                 self.pod_reflector = reflector
@@ -228,13 +235,13 @@ class Daemon:
             else:
                 self.pdb_store = PDBStore(version)
                 self.reflectors.append(Reflector(self.rest, PDB_RESOURCE.path(version), self.pdb_store,
-                                                 name=PDB_RESOURCE.plural))
+                                                 name=PDB_RESOURCE.plural, reachability=self.reachability))
         src = self.config.algorithm_source
         if src.policy_configmap_name:
             self.reflectors.append(Reflector(
                 self.rest, Resource("ConfigMap", "configmaps", ("v1",)).path("v1", src.policy_configmap_namespace),
                 _PolicyConfigMapHandler(self), name="policy-configmap",
-                field_selector=f"metadata.name={src.policy_configmap_name}",
+                field_selector=f"metadata.name={src.policy_configmap_name}", reachability=self.reachability,
             ))
         for reflector in self.reflectors:
             reflector.start()
@@ -246,7 +253,7 @@ class Daemon:
                 return served_group_versions(self.rest)
             except ApiError as e:
                 log.warning("API discovery at %s failed: %s; retrying", self.rest.host, e)
-                self.stop_event.wait(delay)
+                self.reachability.wait_retry(delay, self.stop_event)
                 delay = min(delay * 2, 30.0)
         return set()
 
@@ -411,6 +418,7 @@ class Daemon:
         self.loop.shutdown()
         if self.preemptor is not None:
             self.preemptor.shutdown()
+        self.reachability.stop()
         if lost:
             log.error("lost lease")
             return EXIT_ERROR

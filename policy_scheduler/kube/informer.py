@@ -5,7 +5,9 @@ server sent them) and turns what it sees into ``on_add`` / ``on_update`` / ``on_
 handler. A watch that ends is resumed from the last resourceVersion; a watch or list answered
 ``410 Gone`` re-lists and reconciles the store (objects that vanished meanwhile are deleted); any
 other failure (stream cut, API server down, read timeout on a dead connection) is retried with
-exponential back-off. Handlers never see HTTP.
+exponential back-off (0.8 s doubling to 5 s), and at once when the API server comes back from an outage
+(:mod:`.reachability`), not at the next step of a back-off chosen while it was down. Handlers never see
+HTTP.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .reachability import Reachability
 from .rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
@@ -26,7 +29,7 @@ log = logging.getLogger(__name__)
 WATCH_TIMEOUT_RANGE = (240, 300)
 READ_TIMEOUT_MARGIN = 30.0
 BACKOFF_INITIAL = 0.8
-BACKOFF_MAX = 30.0
+BACKOFF_MAX = 5.0
 
 
 class EventHandler(Protocol):
@@ -87,6 +90,7 @@ class Reflector:
         watch_timeout: tuple[int, int] = WATCH_TIMEOUT_RANGE,
         read_timeout: float | None = None,
         backoff: tuple[float, float] = (BACKOFF_INITIAL, BACKOFF_MAX),
+        reachability: Reachability | None = None,
     ) -> None:
         self.rest = rest
         self.path = path
@@ -97,6 +101,7 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.read_timeout = read_timeout if read_timeout is not None else watch_timeout[1] + READ_TIMEOUT_MARGIN
         self.backoff = backoff
+        self.reachability = reachability
         self.store: dict[str, dict[str, Any]] = {}
         self.resource_version = ""
         self.synced = threading.Event()
@@ -137,14 +142,22 @@ class Reflector:
                              self.name, self.path, self.resource_version, e.message)
                     need_list = True
                     continue
-                log.warning("%s: %s failed: %s; retrying in %.1fs", self.name, self.path, e, delay)
-                self._stop.wait(delay * (1 + random.random() * 0.2))
+                log.warning("%s: %s failed: %s; retrying in %.1fs, or once the API server is back", self.name,
+                            self.path, e, delay)
+                self._wait(delay * (1 + random.random() * 0.2))
                 delay = min(delay * 2, self.backoff[1])
             except Exception:  # a handler bug must not kill the informer silently
                 log.exception("%s: event handling failed; re-listing", self.name)
                 need_list = True
                 self._stop.wait(delay)
                 delay = min(delay * 2, self.backoff[1])
+
+    def _wait(self, delay: float) -> None:
+        """The back-off before a retry, cut short when the API server returns from an outage."""
+        if self.reachability is None:
+            self._stop.wait(delay)
+        else:
+            self.reachability.wait_retry(delay, self._stop)
 
     # -- list and reconcile ----------------------------------------------------------------------
     def _list(self) -> None:

@@ -33,7 +33,7 @@ REST_LATENCY_BUCKETS: tuple[float, ...] = tuple(0.001 * 2**i for i in range(10))
 
 QUEUES = ("active", "backoff", "unschedulable")
 ATTEMPT_RESULTS = ("scheduled", "unschedulable", "error")
-BIND_OUTCOMES = ("success", "conflict", "not_found", "server_error", "timeout", "error", "volume_binding_failed")
+BIND_OUTCOMES = ("success", "conflict", "not_found", "unbound", "error", "volume_binding_failed")
 RELOAD_RESULTS = ("applied", "rejected")
 PREEMPTION_RESULTS = ("nominated", "no_node", "not_eligible", "error")
 
@@ -97,9 +97,15 @@ class SchedulerMetrics:
         )
         self.bind_outcomes = Counter(
             "scheduler_binding_outcomes_total",
-            "Number of binding requests, by outcome (success, conflict, not_found, server_error, timeout, error, "
-            "volume_binding_failed).",
+            "Number of binding requests, by outcome (success, conflict, not_found, unbound: an unknown outcome the "
+            "API server said was not a binding, error, volume_binding_failed).",
             ["outcome"],
+            registry=r,
+        )
+        self.bind_unknown_outcomes = Counter(
+            "scheduler_binding_unknown_outcomes_total",
+            "Number of binding requests with no definitive answer (no reply, connection dropped, 5xx); each kept "
+            "its pod assumed until the API server said whether it was bound.",
             registry=r,
         )
         self.policy_reloads = Counter(
@@ -128,6 +134,16 @@ class SchedulerMetrics:
         self.preemption_victims = Gauge(
             "scheduler_pod_preemption_victims", "Number of selected preemption victims", registry=r
         )
+        self.api_server_reachable = Gauge(
+            "scheduler_api_server_reachable",
+            "1 while the API server answers, 0 while it is known to be unreachable (scheduling is paused).",
+            registry=r,
+        )
+        self.api_server_outages = Counter(
+            "scheduler_api_server_outages_total",
+            "Number of times the API server was found unreachable (each pauses scheduling until it is back).",
+            registry=r,
+        )
         self.leader = Gauge(
             "scheduler_leader_is_leader", "1 while this instance holds the leader lease, else 0.", registry=r
         )
@@ -155,6 +171,7 @@ class SchedulerMetrics:
             self.policy_reloads.labels(result=result)
         for result in PREEMPTION_RESULTS:
             self.preemption_attempts.labels(result=result)
+        self.api_server_reachable.set(1)  # until a failed request and a failed probe say otherwise
         # The Python counterparts of the Go binary's default process/go collectors.
         ProcessCollector(registry=r)
         PlatformCollector(registry=r)

@@ -14,6 +14,9 @@ After a FitError the loop calls :meth:`Preemptor.attempt` while it still holds t
    victim with its default grace period, a ``Normal`` ``Preempted`` event on each deleted victim, then
    PATCH away the nominations to clear (errors only logged). A failed PATCH or DELETE stops that
    preemption: the in-memory nomination is dropped (a failed PATCH) and the victims not yet deleted stay;
+   A DELETE or PATCH with an unknown outcome (no reply, 5xx) is settled, not assumed either way: the
+   victim is read back once the API server answers (gone, re-created or terminating: deleted; else the
+   deletion failed), the idempotent nomination PATCH is sent again;
 5. only then is the preemptor re-queued (not bound in this cycle; it is retried once its victims are
    gone; after a failed call, after a per-pod back-off of 1 s doubling to 60 s). One worker keeps
    preemptions in order: a later preemption's clearing never overtakes an earlier one's nomination.
@@ -40,6 +43,7 @@ from ..model.pod import Pod
 from .events import NORMAL, EventRecorder
 from .metrics import SchedulerMetrics
 from .queue import PodBackoff, pod_key
+from .reachability import Reachability, read_until_answered
 from .rest import MERGE_PATCH, ApiError, RestClient
 
 if TYPE_CHECKING:
@@ -120,8 +124,11 @@ class Preemptor:
         metrics: SchedulerMetrics,
         lookup: Callable[[str], Pod | None],
         pdbs: Callable[[], Sequence[PodDisruptionBudget]] = list,
+        reachability: Reachability | None = None,
     ) -> None:
         self.rest = rest
+        self.reachability = reachability
+        self._closing = threading.Event()
         self.cache = cache
         self.queue = queue
         self.requeuer = requeuer
@@ -270,22 +277,57 @@ class Preemptor:
         return True
 
     def _patch_status(self, pod: Pod, body: dict[str, Any]) -> None:
+        """A merge PATCH of the pod's status; idempotent, so an unknown outcome is sent again once the server
+        answers (a 409 from 1.10's back-to-back patches, up to PATCH_RETRIES times)."""
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-        for attempt in range(PATCH_RETRIES):
-            try:
-                self.rest.patch(path, body, content_type=MERGE_PATCH)
-                return
-            except ApiError as e:
-                if not e.conflict or attempt == PATCH_RETRIES - 1:
-                    raise
+        conflicts = 0
+
+        def patch() -> bool:
+            nonlocal conflicts
+            while True:
+                try:
+                    self.rest.patch(path, body, content_type=MERGE_PATCH)
+                    return True
+                except ApiError as e:
+                    conflicts += e.conflict
+                    if not e.conflict or conflicts == PATCH_RETRIES:
+                        raise
+
+        if read_until_answered(patch, self.reachability, self._closing, f"patching {pod.ref}") is None:
+            raise ApiError(0, "", f"PATCH {path}: shutting down with the outcome unknown")
 
     def _delete(self, victim: Pod) -> None:
         """DELETE with the pod's default grace period; the uid precondition spares a pod re-created under
-        the victim's name since the decision."""
+        the victim's name since the decision. An unknown outcome is settled by reading the victim back:
+        raises the DELETE's error only when the server shows the victim still there and not terminating."""
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if victim.uid:
             body["preconditions"] = {"uid": victim.uid}
-        self.rest.delete(f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}", body=body)
+        path = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
+        try:
+            self.rest.delete(path, body=body)
+            return
+        except ApiError as e:
+            if not e.indefinite:
+                raise
+            error = e
+        log.info("deleting victim pod=%s: outcome unknown (%s); re-checking once the API server answers",
+                 victim.ref, error)
+
+        def deleted() -> bool:
+            try:
+                current = self.rest.get(path)
+            except ApiError as e:
+                if e.not_found:
+                    return True
+                raise
+            meta = current.get("metadata") or {}
+            return bool(victim.uid and meta.get("uid") != victim.uid) or bool(meta.get("deletionTimestamp"))
+
+        if read_until_answered(deleted, self.reachability, self._closing, f"re-checking victim {victim.ref}"):
+            log.info("victim pod=%s: deleted", victim.ref)
+            return
+        raise error
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def wait(self, timeout: float) -> bool:
@@ -294,4 +336,5 @@ class Preemptor:
             return self._lock.wait_for(lambda: not self._in_flight, timeout)
 
     def shutdown(self) -> None:
+        self._closing.set()
         self._worker.shutdown(wait=False, cancel_futures=True)

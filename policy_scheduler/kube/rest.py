@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -23,6 +23,8 @@ JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 AUTH_REFRESH = 60.0
+#: Statuses that say the server (or a proxy in front of it) could not handle the request at all.
+UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
 
 
 class ApiError(Exception):
@@ -46,6 +48,18 @@ class ApiError(Exception):
     @property
     def gone(self) -> bool:
         return self.status == 410
+
+    @property
+    def unavailable(self) -> bool:
+        """The server may be gone: no reply (connection refused, reset, aborted, timed out), or a gateway's
+        or a stopping server's 502/503/504."""
+        return self.status == 0 or self.status in UNAVAILABLE_STATUSES
+
+    @property
+    def indefinite(self) -> bool:
+        """Whether a write took effect is unknown: no reply, or any 5xx (a server may fail after storing,
+        e.g. an etcd request timeout)."""
+        return self.status == 0 or self.status >= 500
 
 
 def status_error(status: int, body: bytes | str | None, fallback_reason: str = "") -> ApiError:
@@ -97,6 +111,8 @@ class RestClient:
         self.user_agent = user_agent
         self._auth: dict[str, str] = {}
         self._auth_at = -AUTH_REFRESH
+        #: Told of every failure that may mean the server is gone (:mod:`.reachability` listens).
+        self.on_unavailable: Callable[[ApiError], None] | None = None
 
     @property
     def host(self) -> str:
@@ -112,9 +128,15 @@ class RestClient:
             self._auth_at = now
         return self._auth
 
+    def _unavailable(self, error: ApiError) -> ApiError:
+        if error.unavailable and self.on_unavailable is not None:
+            self.on_unavailable(error)
+        return error
+
     def _send(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
-              content_type: str | None, timeout: float | tuple[float, float] | None):
-        self.limiter.take()
+              content_type: str | None, timeout: float | tuple[float, float] | None, limited: bool = True):
+        if limited:
+            self.limiter.take()
         headers = {"Accept": JSON, "User-Agent": self.user_agent, **self._authorization()}
         if body is not None:
             headers["Content-Type"] = content_type or JSON
@@ -125,9 +147,21 @@ class RestClient:
                 method, url, headers=headers, body=body, _request_timeout=timeout or (10.0, self.timeout)
             ).response
         except ApiException as e:  # raised by the REST layer for some transport failures
-            raise ApiError(e.status or 0, e.reason or "", str(e.body or e.reason)) from None
+            raise self._unavailable(ApiError(e.status or 0, e.reason or "", str(e.body or e.reason))) from None
         except (HTTPError, OSError) as e:
-            raise ApiError(0, "", f"{method} {path}: {e}") from None
+            raise self._unavailable(ApiError(0, "", f"{method} {path}: {e}")) from None
+
+    def probe(self, path: str, timeout: float) -> int:
+        """The HTTP status of a GET of ``path`` (``/readyz``), outside the rate limiter; raises ApiError
+        when no reply arrives."""
+        response = self._send("GET", path, None, None, None, (timeout, timeout), limited=False)
+        try:
+            response.data  # noqa: B018 - read the body so the connection goes back to the pool
+        except (HTTPError, OSError) as e:
+            raise ApiError(0, "", f"GET {path}: {e}") from None
+        finally:
+            response.release_conn()
+        return response.status
 
     def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
                 content_type: str | None = None, timeout: float | tuple[float, float] | None = None) -> dict[str, Any]:
@@ -136,11 +170,11 @@ class RestClient:
         try:
             data = response.data
         except (HTTPError, OSError) as e:
-            raise ApiError(0, "", f"{method} {path}: {e}") from None
+            raise self._unavailable(ApiError(0, "", f"{method} {path}: {e}")) from None
         finally:
             response.release_conn()
         if not 200 <= response.status <= 299:
-            raise status_error(response.status, data, response.reason or "")
+            raise self._unavailable(status_error(response.status, data, response.reason or ""))
         try:
             return json.loads(data) if data else {}
         except ValueError:
@@ -169,15 +203,16 @@ class RestClient:
                 data = response.data
             finally:
                 response.release_conn()
-            raise status_error(response.status, data, response.reason or "")
-        return WatchStream(response)
+            raise self._unavailable(status_error(response.status, data, response.reason or ""))
+        return WatchStream(response, self._unavailable)
 
 
 class WatchStream:
     """The lines of a watch response, decoded; ``close`` (from any thread) ends the iteration."""
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: Any, on_broken: Callable[[ApiError], ApiError] | None = None) -> None:
         self.response = response
+        self.on_broken = on_broken
         self.closed = False
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -194,7 +229,8 @@ class WatchStream:
                         yield json.loads(line)
         except (HTTPError, OSError, ValueError) as e:
             if not self.closed:
-                raise ApiError(0, "", f"watch stream broken: {e}") from None
+                error = ApiError(0, "", f"watch stream broken: {e}")
+                raise (self.on_broken(error) if self.on_broken is not None else error) from None
 
     def close(self) -> None:
         self.closed = True

@@ -7,6 +7,11 @@ the ``PodScheduled=False`` condition, and re-queues the pod after its back-off. 
 ``PodPriority`` a FitError is followed by a preemption attempt (:mod:`.preemption`): decided here, its API
 calls made by the preemption worker, which re-queues the pod once they are done.
 
+A bind whose outcome is unknown (no reply, a connection dropped, a 5xx) keeps the pod assumed on its node,
+its expiry not started: the bind worker reads the pod back once the API server answers (:mod:`.reachability`)
+and only an answer that says *not bound* forgets and re-queues it. While the server is known to be
+unreachable the loop pops nothing.
+
 Under the cluster's rules, a pod with late-bound claims (``WaitForFirstConsumer``) also has its volumes
 assumed with it (upstream's Reserve); the bind worker writes the PV pre-bindings / selected-node
 annotations and the pod waits (:mod:`.volumebinding`, off the bind pool) until every claim is bound,
@@ -41,6 +46,8 @@ from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
 from .metrics import SchedulerMetrics, microseconds
 from .preemption import Preemptor
 from .queue import PodBackoff, SchedulingQueue, pod_key
+from .reachability import Reachability, read_until_answered
+from .rest import ApiError
 from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)
@@ -118,8 +125,10 @@ class SchedulingLoop:
         bind_workers: int = BIND_WORKERS,
         preemptor: Preemptor | None = None,
         volumes: VolumeBindingManager | None = None,
+        reachability: Reachability | None = None,
     ) -> None:
         self.cache = cache
+        self.reachability = reachability
         self.volumes = volumes
         self.queue = queue
         self.algorithm = algorithm
@@ -133,10 +142,15 @@ class SchedulingLoop:
         self._in_flight = threading.BoundedSemaphore(bind_workers * 2)
         self._pending_binds = 0
         self._binds_done = threading.Condition()
+        self._closing = threading.Event()  # shutdown: binds still settling give up
 
     # -- the loop --------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
         while not stop.is_set():
+            if self.reachability is not None and not self.reachability.reachable:
+                # Nothing decided now could be bound: pause (the reachability tracker logs it once).
+                self.reachability.wait_reachable(stop)
+                continue
             self.schedule_one(timeout=0.2, stop=stop)
 
     def schedule_one(self, timeout: float | None = None, stop: threading.Event | None = None) -> None:
@@ -297,10 +311,14 @@ class SchedulingLoop:
 
     def _bind_pod(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None) -> None:
         try:
+            if self.reachability is not None:  # decided before the outage was known: hold it until it ends
+                self.reachability.wait_reachable(self._closing)
             bind_start = time.monotonic_ns()
             outcome, error = (binder or self.binder).bind(assumed, host)
-            if outcome is BindOutcome.TIMEOUT:
-                outcome = self._settle_timeout(assumed, host)
+            if outcome is BindOutcome.UNKNOWN:
+                outcome = self._settle(assumed, host, error)
+                if outcome is BindOutcome.UNKNOWN:
+                    return  # shutting down with the server silent: the assumption dies with the process
             self.cache.finish_binding(assumed)
             self.metrics.bind_outcomes.labels(outcome=outcome.value).inc()
             end = time.monotonic_ns()
@@ -321,17 +339,43 @@ class SchedulingLoop:
         except Exception:
             log.exception("binding %s to %s failed", assumed.ref, host)
 
-    def _settle_timeout(self, assumed: Pod, host: str) -> BindOutcome:
-        """No reply to the bind: the pod says whether it happened."""
-        node = self.binder.bound_node(assumed)
-        if node is None:
-            # Unknown: keep the assumption; if the watch never confirms it, it expires and is re-queued.
-            return BindOutcome.TIMEOUT
-        if node == "":
-            return BindOutcome.SERVER_ERROR
-        return BindOutcome.SUCCESS if node == host else BindOutcome.CONFLICT
+    def _settle(self, assumed: Pod, host: str, error: Exception | None) -> BindOutcome:
+        """The bind's outcome is unknown: the pod stays assumed on ``host`` (its expiry not started) until
+        the server says where it is, read back once the server answers, or the watch settles it first."""
+        self.metrics.bind_unknown_outcomes.inc()
+        log.info("bind of pod=%s node=%s: outcome unknown (%s); kept assumed until the API server answers",
+                 assumed.ref, host, error)
+
+        source = "read back"
+
+        def read() -> BindOutcome:
+            nonlocal source
+            if not self.cache.is_assumed(assumed.key):  # the watch saw it bound (or deleted) first
+                source = "the watch"
+                current = self.cache.cluster.pods.get(assumed.key)
+                node = None if current is None else current.node_name
+            else:
+                node = self.binder.bound_node(assumed)
+            if node is None:
+                return BindOutcome.NOT_FOUND
+            if node == "":
+                return BindOutcome.UNBOUND
+            return BindOutcome.SUCCESS if node == host else BindOutcome.CONFLICT
+
+        try:
+            outcome = read_until_answered(read, self.reachability, self._closing, f"settling the bind of {assumed.ref}")
+        except ApiError as e:  # the server will not say (403; 500s that last): a failed bind, as upstream's
+            log.warning("settling the bind of pod=%s: %s", assumed.ref, e)
+            outcome = BindOutcome.UNBOUND
+        if outcome is None:
+            log.warning("bind of pod=%s node=%s still unknown at shutdown", assumed.ref, host)
+            return BindOutcome.UNKNOWN
+        log.info("bind of pod=%s node=%s settled: %s (%s)", assumed.ref, host, outcome.value, source)
+        return outcome
 
     def _forget(self, assumed: Pod) -> None:
+        if not self.cache.is_assumed(assumed.key):  # the watch settled it (the pod was deleted)
+            return
         try:
             self.cache.forget_pod(assumed)
         except CacheError as e:
@@ -343,4 +387,5 @@ class SchedulingLoop:
             return self._binds_done.wait_for(lambda: self._pending_binds == 0, timeout)
 
     def shutdown(self) -> None:
+        self._closing.set()
         self._pool.shutdown(wait=False, cancel_futures=False)

@@ -9,6 +9,7 @@ will not make on demand are injected by rules::
     rest = RestClient(api_client(proxy.write_kubeconfig(tmp_path / "proxy.kubeconfig")))
     proxy.fail("POST", r"/binding$", 500)          # the next bind gets a 500 Status, not forwarded
     proxy.cut_watches(r"/pods")                    # break every open pod watch mid-stream
+    proxy.drop_reply("POST", r"/binding$")         # the server binds; the client never hears back
     proxy.stop()
 
 Rules are matched (``re.search``) against the request path and against ``path?query``, so ``r"/pods$"``
@@ -78,6 +79,7 @@ class Rule:
     body: dict[str, Any] | None = None
     seconds: float = 0.0
     events: int = 0
+    forward: bool = True
     hits: int = 0
 
     def matches(self, method: str, path: str, full: str) -> bool:
@@ -251,6 +253,12 @@ class FaultProxy:
         """Answer matching requests with ``status`` and a Status body (or ``body``), without forwarding."""
         return self._add("fail", method, path_regex, times, status=status, body=body)
 
+    def drop_reply(self, method: str, path_regex: str, times: int = 1, forward: bool = True) -> Rule:
+        """Reset the client's connection instead of answering matching requests: after forwarding them and
+        reading the server's whole reply (the request took effect; the log records the server's status), or,
+        with ``forward=False``, without forwarding (nothing happened; the log records 0)."""
+        return self._add("drop", method, path_regex, times, forward=forward)
+
     def delay(self, method: str, path_regex: str, seconds: float, times: int = 1) -> Rule:
         """Sleep ``seconds`` before handling matching requests (then forward, or apply another rule)."""
         return self._add("delay", method, path_regex, times, seconds=seconds)
@@ -339,7 +347,7 @@ class FaultProxy:
                     if watch and cut is None:
                         cut = rule
                 elif answer is None and (
-                    rule.kind == "fail"
+                    rule.kind in ("fail", "drop")
                     or (rule.kind == "gone_watch" and watch)
                     or (rule.kind == "gone_list" and not watch)
                 ):
@@ -428,12 +436,41 @@ class _Handler(BaseHTTPRequestHandler):
             delays, answer, cut = proxy._claim(method, url.path, full, watch)
             for rule in delays:
                 time.sleep(rule.seconds)
+            if answer is not None and answer.kind == "drop":
+                self._drop(answer, method, full, body)
+                return
             if answer is not None:
                 self._answer(answer, method, full)
                 return
             self._forward(method, full, url.path, body, watch, cut)
         except OSError:
             self.close_connection = True
+
+    def _drop(self, rule: Rule, method: str, full: str, body: bytes) -> None:
+        status = 0
+        if rule.forward:
+            upstream = self.proxy._connect()
+            try:
+                upstream.request(method, full, body=body or None, headers=self._upstream_headers())
+                response = upstream.getresponse()
+                response.read()
+                status = response.status
+            except (OSError, http.client.HTTPException):
+                status = 502
+            finally:
+                upstream.close()
+        self.proxy._record(method, full, status)
+        self.close_connection = True
+        _hard_close(self.connection)
+
+    def _upstream_headers(self) -> dict[str, str]:
+        """The client's end-to-end headers, plus the upstream's token when the client sent none."""
+        proxy = self.proxy
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+        if proxy.upstream.token and not any(k.lower() == "authorization" for k in headers):
+            headers["Authorization"] = f"Bearer {proxy.upstream.token}"
+        headers["Accept-Encoding"] = "identity"
+        return headers
 
     def _answer(self, rule: Rule, method: str, full: str) -> None:
         if rule.kind == "gone_watch":
@@ -466,10 +503,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _forward(self, method: str, full: str, path: str, body: bytes, watch: bool, cut: Rule | None) -> None:
         proxy = self.proxy
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
-        if proxy.upstream.token and not any(k.lower() == "authorization" for k in headers):
-            headers["Authorization"] = f"Bearer {proxy.upstream.token}"
-        headers["Accept-Encoding"] = "identity"
+        headers = self._upstream_headers()
         upstream = proxy._connect()
         stream = _Stream(path, full, watch, self.connection, upstream, cut)
         try:

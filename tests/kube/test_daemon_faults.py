@@ -14,6 +14,7 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -410,3 +411,117 @@ def test_slow_binds_run_in_parallel_and_sigterm_settles_them(proxy, cluster, spa
     assert_each_bound_once(proxy, cluster, first + burst)
     assert sorted(re.findall(r"scheduled pod=default/(\S+)", second.log())) == sorted(left)
     finished_cleanly(second)
+
+
+# -- 8. a bind whose outcome is unknown -----------------------------------------------------------------
+def metric_value(daemon: DaemonProcess, line_start: str) -> float:
+    for line in daemon.metrics().splitlines():
+        if line.startswith(line_start + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"no metric {line_start}")
+
+
+def test_a_bind_whose_reply_is_lost_keeps_its_room_until_the_server_answers(proxy, cluster, spawn):
+    """The server stores first's binding, then the connection drops before the reply. first keeps node-0's
+    only cpu until the server settles it (here the watch, showing it bound, usually comes before the read
+    back): second, which needs the cpu too, is never bound there, and first is not bound twice (no 409)."""
+    cluster.add_node(node("node-0", cpu="1"))
+    proxy.drop_reply("POST", r"/pods/first/binding$")
+    daemon = spawn(proxy)
+    cluster.add_pod(pod("first", cpu="1"))
+    wait_until(lambda: binds_of(proxy, "first") == [201], 30, what="first's binding stored, its reply lost")
+    cluster.add_pod(pod("second", cpu="1"))
+    wait_until(lambda: (cluster.condition("second") or {}).get("reason") == "Unschedulable", 30,
+               what="second unschedulable")
+    wait_until(lambda: "bind of pod=default/first node=node-0 settled: success" in daemon.log(), 30,
+               what="first's bind settled")
+    assert "bind of pod=default/first node=node-0: outcome unknown" in daemon.log()
+    assert cluster.bound() == {"first": "node-0"}
+    assert binds_of(proxy, "first") == [201] and binds_of(proxy, "second") == []
+    assert [e["involvedObject"]["name"] for e in cluster.events("Scheduled")] == ["first"]
+    assert metric_value(daemon, "scheduler_binding_unknown_outcomes_total") == 1.0
+    assert metric_value(daemon, 'scheduler_binding_outcomes_total{outcome="success"}') == 1.0
+    assert metric_value(daemon, 'scheduler_binding_outcomes_total{outcome="conflict"}') == 0.0
+    assert_within_capacity(cluster)
+    finished_cleanly(daemon)
+
+
+def test_a_bind_lost_before_it_reached_the_server_is_retried(proxy, cluster, spawn):
+    """The connection drops before the binding reaches the server, and the first reads of the pod fail (500):
+    the pod stays assumed until a read says not bound; then it is forgotten, re-queued with BindingRejected,
+    and bound on its retry."""
+    cluster.add_node(node("node-0", cpu="1"))
+    proxy.drop_reply("POST", r"/pods/lost/binding$", forward=False)
+    unanswered = proxy.fail("GET", r"/namespaces/default/pods/lost$", 500, times=2)
+    daemon = spawn(proxy)
+    cluster.add_pod(pod("lost", cpu="1"))
+    wait_until(lambda: cluster.bound().get("lost") == "node-0", 30, what="lost bound on its retry")
+    assert binds_of(proxy, "lost") == [0, 201] and unanswered.hits == 2
+    log = daemon.log()
+    assert "bind of pod=default/lost node=node-0 settled: unbound (read back)" in log
+    rejected = [e for e in cluster.events("FailedScheduling") if e["involvedObject"]["name"] == "lost"]
+    assert len(rejected) == 1 and rejected[0]["message"].startswith("Binding rejected: POST ")
+    assert metric_value(daemon, 'scheduler_binding_outcomes_total{outcome="unbound"}') == 1.0
+    assert_each_bound_once(proxy, cluster, ["lost"])
+    finished_cleanly(daemon)
+
+
+def test_an_outage_pauses_scheduling_and_the_daemon_resumes_when_the_server_answers(proxy, cluster, spawn):
+    """Every request refused (503) for a few seconds: the daemon says once that the server is unreachable,
+    sends no bind while it is, and binds the pods created meanwhile once the server answers again."""
+    cluster.add_node(node("node-0", cpu="4"))
+    daemon = spawn(proxy)
+    cluster.add_pod(pod("before", cpu="100m"))
+    wait_until(lambda: "before" in cluster.bound(), 30, what="before bound")
+    proxy.refuse(True)
+    proxy.cut_watches()
+    wait_until(lambda: "scheduling paused" in daemon.log(), 10, what="the outage logged")
+    assert metric_value(daemon, "scheduler_api_server_reachable") == 0.0
+    during = [f"during-{i}" for i in range(5)]
+    for name in during:
+        cluster.add_pod(pod(name, cpu="100m"))
+    time.sleep(2.0)
+    proxy.refuse(False)
+    wait_until(lambda: len(cluster.bound()) == 6, 30, what="the pods created during the outage bound")
+    log = daemon.log()
+    assert log.count("scheduling paused") == 1 and log.count("reachable again after") == 1
+    assert metric_value(daemon, "scheduler_api_server_reachable") == 1.0
+    assert metric_value(daemon, "scheduler_api_server_outages_total") == 1.0
+    assert [s for m, p, s in proxy.requests if m == "POST" and re.search(BINDING, p)] == [201] * 6
+    assert_each_bound_once(proxy, cluster, ["before", *during])
+    finished_cleanly(daemon)
+
+
+# -- 9. under load: the API server restarted in place, capacity tight ----------------------------------
+def test_restart_under_load_with_tight_capacity_overcommits_no_node(apiserver, cluster, tmp_path):
+    """SchedulingBasic's tight-capacity fault at CI size: 10 nodes with room for 200 pods, 10 already placed,
+    300 pending; the API server is restarted in place just after the first bind. Every room is filled and
+    none twice: no node over capacity, no bind refused with 409, every pod still there."""
+    for i in range(10):
+        cluster.add_node(node(f"node-{i}", cpu="2", pods="110"))
+    for i in range(10):
+        cluster.add_pod(pod(f"placed-{i}", cpu="100m", node_name=f"node-{i}"))
+    pending = [f"pending-{i:03d}" for i in range(300)]
+    with ThreadPoolExecutor(8) as creators:
+        list(creators.map(lambda name: cluster.add_pod(pod(name, cpu="100m")), pending))
+    daemon = DaemonProcess(apiserver.kubeconfig, tmp_path).start()
+    try:
+        wait_until(lambda: "scheduled pod=" in daemon.log(), 60, interval=0.01, what="the first bind")
+        apiserver.stop(keep_data=True)
+        time.sleep(3.0)
+        apiserver.start(reuse=True)
+        cluster = Cluster(apiserver.rest())
+        wait_until(lambda: len(cluster.bound()) == 200, 120, what="every room filled")
+        wait_until(lambda: daemon.log().count("unschedulable pod=") >= 100, 60, what="the rest found unschedulable")
+        time.sleep(2.0)  # anything still in flight would land now
+        pods = cluster.pods()
+        assert len(pods) == 310, "a pod vanished"
+        assert len(cluster.bound()) == 200
+        assert_within_capacity(cluster)
+        assert metric_value(daemon, 'scheduler_binding_outcomes_total{outcome="conflict"}') == 0.0
+        assert "reachable again after" in daemon.log()
+        assert daemon.healthz()[0] == 200 and not daemon.exited()
+    finally:
+        code = daemon.stop()
+    assert code == 0, daemon.log()
+    assert "Traceback" not in daemon.log()

@@ -209,3 +209,39 @@ def test_a_failed_delete_stops_the_preemption_and_a_retry_completes_it(priority_
         code = daemon.stop()
         proxy.stop()
     assert code == 0, daemon.log()
+
+
+def test_a_victim_deletion_whose_reply_is_lost_is_re_checked_not_failed(priority_apiserver, cluster, tmp_path):
+    """The server deletes the victim (it starts terminating), but the DELETE's replies are lost (the client
+    library resends an idempotent DELETE on a dropped connection; every reply is lost): the preemption worker
+    reads the victim back, sees it terminating and carries on; one preemption, one Preempted event, and the
+    preemptor is bound once the victim is gone."""
+    version = priority_apiserver.version
+    for name, value in (("p100", 100), ("p1000", 1000)):
+        priority_class(cluster.rest, version, name, value)
+    cluster.add_node(node("only", cpu="1"))
+    cluster.add_pod(pod("low", cpu="1", node_name="only", priorityClassName="p100"))
+    proxy = FaultProxy(priority_apiserver.kubeconfig).start()
+    daemon = DaemonProcess(proxy.write_kubeconfig(tmp_path / "kubeconfig"), tmp_path, *GATE).start()
+    try:
+        daemon.wait_healthy()
+        lost = proxy.drop_reply("DELETE", r"/namespaces/default/pods/low$", times=-1)
+        cluster.add_pod(pod("high", cpu="1", priorityClassName="p1000"))
+        wait_until(lambda: terminating(cluster, "low"), 30, what="the victim terminating")
+        events = wait_until(lambda: cluster.events("Preempted"), 20, what="the Preempted event")
+        assert [(e["involvedObject"]["name"], e["count"]) for e in events] == [("low", 1)]
+        log = daemon.log()
+        assert "deleting victim pod=default/low: outcome unknown" in log
+        assert "victim pod=default/low: deleted" in log
+        assert "Error preempting pod" not in log
+        play_kubelet(cluster, "low")
+        wait_until(lambda: cluster.placements().get("high") == "only", 30, what="high bound")
+        assert log.count("preempting pod=default/high") == 1
+        deletes = [status for method, path, status in proxy.requests
+                   if method == "DELETE" and path.startswith("/api/v1/namespaces/default/pods/low")]
+        assert lost.hits == len(deletes) >= 1 and set(deletes) == {200}  # carried out; no reply reached the daemon
+    finally:
+        code = daemon.stop()
+        proxy.stop()
+    assert code == 0, daemon.log()
+    assert "Traceback" not in daemon.log()

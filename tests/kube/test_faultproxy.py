@@ -145,6 +145,30 @@ def test_injected_failures(apiserver, proxy: FaultProxy, rest: RestClient) -> No
     assert rest.get(PODS)["items"]
 
 
+def test_dropped_replies(apiserver, proxy: FaultProxy, rest: RestClient) -> None:
+    """drop_reply: the client sees its connection reset (status 0, no reply) whether or not the request took
+    effect; the log tells which."""
+    rest.post(PODS, pod("d"))
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "d"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}}
+    proxy.drop_reply("POST", r"/pods/d/binding$", forward=False)
+    with pytest.raises(ApiError) as lost:
+        rest.post(f"{PODS}/d/binding", binding)
+    assert lost.value.status == 0 and lost.value.unavailable
+    assert rest.get(f"{PODS}/d")["spec"].get("nodeName") is None  # not forwarded: nothing happened
+
+    rule = proxy.drop_reply("POST", r"/pods/d/binding$")
+    with pytest.raises(ApiError) as lost:
+        rest.post(f"{PODS}/d/binding", binding)
+    assert lost.value.status == 0
+    assert rest.get(f"{PODS}/d")["spec"]["nodeName"] == "n1"  # forwarded: the server bound it
+    assert rule.hits == 1
+    assert [s for m, p, s in proxy.requests if p.endswith("/binding")] == [0, 201]
+    with pytest.raises(ApiError) as conflict:  # the connection pool recovers; the binding stays
+        rest.post(f"{PODS}/d/binding", binding)
+    assert conflict.value.conflict
+
+
 def test_blackhole_and_stop(apiserver, proxy: FaultProxy, rest: RestClient, tmp_path: Path) -> None:
     quick = RestClient(api_client(proxy.write_kubeconfig(tmp_path / "quick.kubeconfig")), qps=0, timeout=0.3)
     proxy.blackhole(True)

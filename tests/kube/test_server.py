@@ -147,7 +147,9 @@ def test_metrics_exposition(serve):
     assert 'scheduler_schedule_attempts_total{result="scheduled"} 1.0' in lines
     assert 'scheduler_schedule_attempts_total{result="error"} 0.0' in lines
     assert 'scheduler_binding_outcomes_total{outcome="conflict"} 2.0' in lines
-    assert 'scheduler_binding_outcomes_total{outcome="timeout"} 0.0' in lines
+    assert 'scheduler_binding_outcomes_total{outcome="unbound"} 0.0' in lines
+    assert "scheduler_binding_unknown_outcomes_total 0.0" in lines
+    assert "scheduler_api_server_reachable 1.0" in lines
     assert 'scheduler_binding_outcomes_total{outcome="volume_binding_failed"} 0.0' in lines
     assert 'scheduler_policy_reloads_total{result="rejected"} 1.0' in lines
     assert "scheduler_leader_is_leader 1.0" in lines
