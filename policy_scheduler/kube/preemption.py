@@ -16,7 +16,7 @@ After a FitError the loop calls :meth:`Preemptor.attempt` while it still holds t
    preemption: the in-memory nomination is dropped (a failed PATCH) and the victims not yet deleted stay;
    A DELETE or PATCH with an unknown outcome (no reply, 5xx) is settled, not assumed either way: the
    victim is read back once the API server answers (gone, re-created or terminating: deleted; else the
-   deletion failed), the idempotent nomination PATCH is sent again;
+   deletion failed); a nomination PATCH that got no reply because the server is gone is sent again;
 5. only then is the preemptor re-queued (not bound in this cycle; it is retried once its victims are
    gone; after a failed call, after a per-pod back-off of 1 s doubling to 60 s). One worker keeps
    preemptions in order: a later preemption's clearing never overtakes an earlier one's nomination.
@@ -277,22 +277,28 @@ class Preemptor:
         return True
 
     def _patch_status(self, pod: Pod, body: dict[str, Any]) -> None:
-        """A merge PATCH of the pod's status; idempotent, so an unknown outcome is sent again once the server
-        answers (a 409 from 1.10's back-to-back patches, up to PATCH_RETRIES times)."""
+        """A merge PATCH of the pod's status (1.10's spurious 409 retried up to PATCH_RETRIES times). It is
+        idempotent: when it gets no reply because the server is gone, it is sent again once the server
+        answers; any other failure raises."""
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-        conflicts = 0
 
         def patch() -> bool:
-            nonlocal conflicts
-            while True:
+            for attempt in range(PATCH_RETRIES):
                 try:
                     self.rest.patch(path, body, content_type=MERGE_PATCH)
                     return True
                 except ApiError as e:
-                    conflicts += e.conflict
-                    if not e.conflict or conflicts == PATCH_RETRIES:
+                    if not e.conflict or attempt == PATCH_RETRIES - 1:
                         raise
+            return True
 
+        try:
+            patch()
+            return
+        except ApiError as e:
+            if not e.unavailable:
+                raise
+            log.info("patching pod=%s: no reply (%s); sending it again once the API server answers", pod.ref, e)
         if read_until_answered(patch, self.reachability, self._closing, f"patching {pod.ref}") is None:
             raise ApiError(0, "", f"PATCH {path}: shutting down with the outcome unknown")
 

@@ -112,6 +112,13 @@ class DaemonProcess(LoggedProcess):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
             return r.read().decode()
 
+    def metric(self, series: str) -> float:
+        """The value of one series of ``/metrics``, e.g. ``scheduler_binding_outcomes_total{outcome="success"}``."""
+        for line in self.metrics().splitlines():
+            if line.startswith(series + " "):
+                return float(line.split()[-1])
+        raise AssertionError(f"no metric {series}")
+
     def wait_healthy(self, timeout: float = 30.0) -> None:
         wait_until(lambda: self.healthz()[0] == 200 or self.exited(), timeout, what=f"{self.log_path.name} healthy")
         assert not self.exited(), self.log()

@@ -30,13 +30,6 @@ Spawn = Callable[..., DaemonProcess]
 
 
 @pytest.fixture
-def proxy(apiserver: EnvtestServer) -> Iterator[FaultProxy]:
-    p = FaultProxy(apiserver.kubeconfig).start()
-    yield p
-    p.stop()
-
-
-@pytest.fixture
 def cluster(apiserver: EnvtestServer) -> Cluster:
     return Cluster(apiserver.rest())
 
@@ -102,6 +95,18 @@ def pod_lists(proxy: FaultProxy) -> list[int]:
 
 def pod_watches(proxy: FaultProxy) -> int:
     return proxy.count("GET", r"^/api/v1/pods\?.*watch=true")
+
+
+def disconnect_after_a_first_bind(proxy: FaultProxy, cluster: Cluster, spawn: Spawn, cpu: str) -> DaemonProcess:
+    """A daemon that has bound pod ``before`` on node-0 (4 cpu), then loses the API server: every request
+    refused (503) and its watches cut."""
+    cluster.add_node(node("node-0", cpu="4"))
+    daemon = spawn(proxy)
+    cluster.add_pod(pod("before", cpu=cpu))
+    wait_until(lambda: "before" in cluster.bound(), 30, what="before bound")
+    proxy.refuse(True)
+    proxy.cut_watches()
+    return daemon
 
 
 def finished_cleanly(daemon: DaemonProcess) -> None:
@@ -242,15 +247,9 @@ def test_real_410_after_etcd_compaction_relists(version, tmp_path_factory, spawn
     proxy = FaultProxy(server.kubeconfig).start()
     try:
         cluster = Cluster(server.rest())
-        cluster.add_node(node("node-0", cpu="4"))
-        daemon = spawn(proxy)
-        cluster.add_pod(pod("before", cpu="1"))
-        wait_until(lambda: "before" in cluster.bound(), 30, what="before bound")
-
         # Disconnected, the daemon misses these writes; the compaction then drops the history it would
         # need to resume its watches.
-        proxy.refuse(True)
-        proxy.cut_watches()
+        daemon = disconnect_after_a_first_bind(proxy, cluster, spawn, cpu="1")
         names = [f"after-{i}" for i in range(4)]
         for name in names:
             cluster.add_pod(pod(name, cpu="500m"))
@@ -365,7 +364,9 @@ def test_api_server_restart_loses_no_pod(apiserver, proxy, cluster, spawn):
     assert set(after) <= binds.keys()
     assert_within_capacity(cluster)
     assert daemon.healthz()[0] == 200 and not daemon.exited()
-    assert "upstream unreachable" in daemon.log()
+    log = daemon.log()  # the proxy answers 502 while its upstream is down: the probe finds the outage
+    assert "unreachable (GET /readyz: 502): scheduling paused" in log
+    assert "reachable again after" in log
     finished_cleanly(daemon)
 
 
@@ -414,13 +415,6 @@ def test_slow_binds_run_in_parallel_and_sigterm_settles_them(proxy, cluster, spa
 
 
 # -- 8. a bind whose outcome is unknown -----------------------------------------------------------------
-def metric_value(daemon: DaemonProcess, line_start: str) -> float:
-    for line in daemon.metrics().splitlines():
-        if line.startswith(line_start + " "):
-            return float(line.split()[-1])
-    raise AssertionError(f"no metric {line_start}")
-
-
 def test_a_bind_whose_reply_is_lost_keeps_its_room_until_the_server_answers(proxy, cluster, spawn):
     """The server stores first's binding, then the connection drops before the reply. first keeps node-0's
     only cpu until the server settles it (here the watch, showing it bound, usually comes before the read
@@ -439,9 +433,9 @@ def test_a_bind_whose_reply_is_lost_keeps_its_room_until_the_server_answers(prox
     assert cluster.bound() == {"first": "node-0"}
     assert binds_of(proxy, "first") == [201] and binds_of(proxy, "second") == []
     assert [e["involvedObject"]["name"] for e in cluster.events("Scheduled")] == ["first"]
-    assert metric_value(daemon, "scheduler_binding_unknown_outcomes_total") == 1.0
-    assert metric_value(daemon, 'scheduler_binding_outcomes_total{outcome="success"}') == 1.0
-    assert metric_value(daemon, 'scheduler_binding_outcomes_total{outcome="conflict"}') == 0.0
+    assert daemon.metric("scheduler_binding_unknown_outcomes_total") == 1.0
+    assert daemon.metric('scheduler_binding_outcomes_total{outcome="success"}') == 1.0
+    assert daemon.metric('scheduler_binding_outcomes_total{outcome="conflict"}') == 0.0
     assert_within_capacity(cluster)
     finished_cleanly(daemon)
 
@@ -461,7 +455,7 @@ def test_a_bind_lost_before_it_reached_the_server_is_retried(proxy, cluster, spa
     assert "bind of pod=default/lost node=node-0 settled: unbound (read back)" in log
     rejected = [e for e in cluster.events("FailedScheduling") if e["involvedObject"]["name"] == "lost"]
     assert len(rejected) == 1 and rejected[0]["message"].startswith("Binding rejected: POST ")
-    assert metric_value(daemon, 'scheduler_binding_outcomes_total{outcome="unbound"}') == 1.0
+    assert daemon.metric('scheduler_binding_outcomes_total{outcome="unbound"}') == 1.0
     assert_each_bound_once(proxy, cluster, ["lost"])
     finished_cleanly(daemon)
 
@@ -469,14 +463,9 @@ def test_a_bind_lost_before_it_reached_the_server_is_retried(proxy, cluster, spa
 def test_an_outage_pauses_scheduling_and_the_daemon_resumes_when_the_server_answers(proxy, cluster, spawn):
     """Every request refused (503) for a few seconds: the daemon says once that the server is unreachable,
     sends no bind while it is, and binds the pods created meanwhile once the server answers again."""
-    cluster.add_node(node("node-0", cpu="4"))
-    daemon = spawn(proxy)
-    cluster.add_pod(pod("before", cpu="100m"))
-    wait_until(lambda: "before" in cluster.bound(), 30, what="before bound")
-    proxy.refuse(True)
-    proxy.cut_watches()
+    daemon = disconnect_after_a_first_bind(proxy, cluster, spawn, cpu="100m")
     wait_until(lambda: "scheduling paused" in daemon.log(), 10, what="the outage logged")
-    assert metric_value(daemon, "scheduler_api_server_reachable") == 0.0
+    assert daemon.metric("scheduler_api_server_reachable") == 0.0
     during = [f"during-{i}" for i in range(5)]
     for name in during:
         cluster.add_pod(pod(name, cpu="100m"))
@@ -485,8 +474,8 @@ def test_an_outage_pauses_scheduling_and_the_daemon_resumes_when_the_server_answ
     wait_until(lambda: len(cluster.bound()) == 6, 30, what="the pods created during the outage bound")
     log = daemon.log()
     assert log.count("scheduling paused") == 1 and log.count("reachable again after") == 1
-    assert metric_value(daemon, "scheduler_api_server_reachable") == 1.0
-    assert metric_value(daemon, "scheduler_api_server_outages_total") == 1.0
+    assert daemon.metric("scheduler_api_server_reachable") == 1.0
+    assert daemon.metric("scheduler_api_server_outages_total") == 1.0
     assert [s for m, p, s in proxy.requests if m == "POST" and re.search(BINDING, p)] == [201] * 6
     assert_each_bound_once(proxy, cluster, ["before", *during])
     finished_cleanly(daemon)
@@ -518,7 +507,7 @@ def test_restart_under_load_with_tight_capacity_overcommits_no_node(apiserver, c
         assert len(pods) == 310, "a pod vanished"
         assert len(cluster.bound()) == 200
         assert_within_capacity(cluster)
-        assert metric_value(daemon, 'scheduler_binding_outcomes_total{outcome="conflict"}') == 0.0
+        assert daemon.metric('scheduler_binding_outcomes_total{outcome="conflict"}') == 0.0
         assert "reachable again after" in daemon.log()
         assert daemon.healthz()[0] == 200 and not daemon.exited()
     finally:

@@ -11,12 +11,14 @@ the kubelet: once they see a victim's ``deletionTimestamp`` they delete it with 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
 from policy_scheduler.kube.rest import RestClient
 
 from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
+from .envtest import EnvtestServer
 from .faultproxy import FaultProxy
 
 GATE = ("--feature-gates", "PodPriority=true")
@@ -61,11 +63,17 @@ def assert_stays_unbound(cluster: Cluster, name: str, seconds: float) -> None:
         time.sleep(0.2)
 
 
-def metric(daemon: DaemonProcess, line_start: str) -> float:
-    for line in daemon.metrics().splitlines():
-        if line.startswith(line_start + " "):
-            return float(line.split()[-1])
-    raise AssertionError(f"no metric {line_start}")
+def one_full_node_behind_a_proxy(server: EnvtestServer, cluster: Cluster, tmp_path: Path) -> tuple[FaultProxy, DaemonProcess]:
+    """Node ``only`` (1 cpu) full with priority-100 pod ``low``; a daemon with the gate, healthy, talking to the
+    server through a fault proxy."""
+    for name, value in (("p100", 100), ("p1000", 1000)):
+        priority_class(cluster.rest, server.version, name, value)
+    cluster.add_node(node("only", cpu="1"))
+    cluster.add_pod(pod("low", cpu="1", node_name="only", priorityClassName="p100"))
+    proxy = FaultProxy(server.kubeconfig).start()
+    daemon = DaemonProcess(proxy.write_kubeconfig(tmp_path / "kubeconfig"), tmp_path, *GATE).start()
+    daemon.wait_healthy()
+    return proxy, daemon
 
 
 @pytest.fixture
@@ -117,7 +125,7 @@ def test_preemption_deletes_the_victim_nominates_and_binds_once_it_is_gone(prior
         log = daemon.log()
         assert ("preempting pod=default/high priority=1000 node=full victims=default/low-2(100) pdb_violations=0 "
                 "nominations_cleared=default/waiting") in log
-        assert metric(daemon, 'scheduler_preemption_attempts_total{result="nominated"}') == 1.0
+        assert daemon.metric('scheduler_preemption_attempts_total{result="nominated"}') == 1.0
         assert len(cluster.events("Preempted")) == 1
     finally:
         assert daemon.stop() == 0, daemon.log()
@@ -172,8 +180,8 @@ def test_no_victim_where_preemption_cannot_help_and_the_stale_nomination_is_clea
         assert [n for n in ("low-1", "low-2") if terminating(cluster, n)] == []
         assert cluster.events("Preempted") == []
         assert cluster.bound() == {"low-1": "full", "low-2": "full"}
-        assert metric(daemon, 'scheduler_preemption_attempts_total{result="nominated"}') == 0.0
-        assert metric(daemon, 'scheduler_preemption_attempts_total{result="no_node"}') >= 1.0
+        assert daemon.metric('scheduler_preemption_attempts_total{result="nominated"}') == 0.0
+        assert daemon.metric('scheduler_preemption_attempts_total{result="no_node"}') >= 1.0
         assert "preempting" not in daemon.log()
     finally:
         assert daemon.stop() == 0, daemon.log()
@@ -182,15 +190,8 @@ def test_no_victim_where_preemption_cannot_help_and_the_stale_nomination_is_clea
 def test_a_failed_delete_stops_the_preemption_and_a_retry_completes_it(priority_apiserver, cluster, tmp_path):
     """The first DELETE of the victim fails (500): that preemption stops, logged, no event; the pod is
     retried after its back-off, preempts again and the victim is deleted once."""
-    version = priority_apiserver.version
-    for name, value in (("p100", 100), ("p1000", 1000)):
-        priority_class(cluster.rest, version, name, value)
-    cluster.add_node(node("only", cpu="1"))
-    cluster.add_pod(pod("low", cpu="1", node_name="only", priorityClassName="p100"))
-    proxy = FaultProxy(priority_apiserver.kubeconfig).start()
-    daemon = DaemonProcess(proxy.write_kubeconfig(tmp_path / "kubeconfig"), tmp_path, *GATE).start()
+    proxy, daemon = one_full_node_behind_a_proxy(priority_apiserver, cluster, tmp_path)
     try:
-        daemon.wait_healthy()
         failed = proxy.fail("DELETE", r"/namespaces/default/pods/low$", 500)
         cluster.add_pod(pod("high", cpu="1", priorityClassName="p1000"))
         wait_until(lambda: terminating(cluster, "low"), 30, what="the victim terminating after a retry")
@@ -216,15 +217,8 @@ def test_a_victim_deletion_whose_reply_is_lost_is_re_checked_not_failed(priority
     library resends an idempotent DELETE on a dropped connection; every reply is lost): the preemption worker
     reads the victim back, sees it terminating and carries on; one preemption, one Preempted event, and the
     preemptor is bound once the victim is gone."""
-    version = priority_apiserver.version
-    for name, value in (("p100", 100), ("p1000", 1000)):
-        priority_class(cluster.rest, version, name, value)
-    cluster.add_node(node("only", cpu="1"))
-    cluster.add_pod(pod("low", cpu="1", node_name="only", priorityClassName="p100"))
-    proxy = FaultProxy(priority_apiserver.kubeconfig).start()
-    daemon = DaemonProcess(proxy.write_kubeconfig(tmp_path / "kubeconfig"), tmp_path, *GATE).start()
+    proxy, daemon = one_full_node_behind_a_proxy(priority_apiserver, cluster, tmp_path)
     try:
-        daemon.wait_healthy()
         lost = proxy.drop_reply("DELETE", r"/namespaces/default/pods/low$", times=-1)
         cluster.add_pod(pod("high", cpu="1", priorityClassName="p1000"))
         wait_until(lambda: terminating(cluster, "low"), 30, what="the victim terminating")

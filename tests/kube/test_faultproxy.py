@@ -5,7 +5,6 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +21,6 @@ PODS = "/api/v1/namespaces/default/pods"
 def pod(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
             "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
-
-
-@pytest.fixture
-def proxy(apiserver) -> Iterator[FaultProxy]:
-    with FaultProxy(apiserver.kubeconfig) as p:
-        yield p
-
-
-@pytest.fixture
-def rest(proxy: FaultProxy, tmp_path: Path) -> RestClient:
-    return RestClient(api_client(proxy.write_kubeconfig(tmp_path / "proxy.kubeconfig")), qps=0, timeout=10)
 
 
 def consume(stream: WatchStream) -> queue.Queue:

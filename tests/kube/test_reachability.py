@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,17 +22,6 @@ from .daemon import wait_until
 from .faultproxy import FaultProxy
 
 NODES = "/api/v1/nodes"
-
-
-@pytest.fixture
-def proxy(apiserver) -> Iterator[FaultProxy]:
-    with FaultProxy(apiserver.kubeconfig) as p:
-        yield p
-
-
-@pytest.fixture
-def rest(proxy: FaultProxy, tmp_path: Path) -> RestClient:
-    return RestClient(api_client(proxy.write_kubeconfig(tmp_path / "proxy.kubeconfig")), qps=0, timeout=10)
 
 
 @pytest.fixture
