@@ -51,6 +51,8 @@ Per run, one JSON line on standard output (progress goes to standard error):
   returned). "After the restart" means a resourceVersion above etcd's last revision before the stop (polled while
   the stop runs). ``recovery_audit_s`` is the same from the audit log's server-side timestamps;
   ``recovery_exact`` is false when the watch had to relist (410) and the bind was only seen in a list.
+  ``watch_back_s``: when this script's watch was first answered by the restarted server, on the same scale (the
+  server serves requests before its ``/healthz`` is ``ok``, which the launcher waits for).
 - ``takeover_s`` (``leader-kill``): from the SIGKILL to the next bind (a resourceVersion above etcd's revision
   0.5 s after the kill: the dead leader's binds in flight are done by then, and the standby cannot lead before
   the lease runs out); ``lease_acquired_s``: to the standby's name in the Lease.
@@ -71,10 +73,11 @@ SIGKILL, to each child's process group). ``--keep`` keeps the work directory (sc
     python benchmarks/faults.py --render faults.jsonl
 
 Options: ``--shape SchedulingBasic|PreemptionBasic|all``, ``--fault restart|leader-kill|watch-cut|tight|all``
-(both repeatable or comma-separated), ``--scheduler ours|modern|both``, ``--nodes`` (500), ``--pods`` (4000,
+(both repeatable or comma-separated; ``--fault none`` adds a baseline without a fault, not part of ``all``), ``--scheduler ours|modern|both``, ``--nodes`` (500), ``--pods`` (4000,
 SchedulingBasic's measured pods), ``--init-pods`` (SchedulingBasic, default: one per node), ``--preemption-pods``
 (PreemptionBasic's measured pods, default: one per node; its init pods are always four per node),
-``--repeat`` (1), ``--version 1.26|1.32``. Ours and modern alternate within each scenario and repeat.
+``--repeat`` (1), ``--version 1.26|1.32``. Ours and modern alternate within each scenario and repeat. Ours is
+the daemon of this checkout (its root first on ``PYTHONPATH``); ``commit`` in each line names it.
 """
 
 from __future__ import annotations
@@ -126,6 +129,8 @@ from tests.kube.test_daemon_ha import (  # noqa: E402
 
 SHAPES = ("SchedulingBasic", "PreemptionBasic")
 FAULTS = ("restart", "leader-kill", "watch-cut", "tight")
+BASELINE = "none"  # no fault (not part of "all"): the same shapes, for comparison
+ROOT = Path(__file__).resolve().parent.parent
 SCHEDULERS = ("ours", "modern")
 MODERN_SCHEDULER_NAME = "modern-scheduler-bench"
 NAMESPACE = "default"
@@ -259,7 +264,7 @@ class Spawned:
             self.process = subprocess.Popen(
                 self.command, stdout=subprocess.PIPE if stdout_pipe else log,
                 stderr=log if stdout_pipe else subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                start_new_session=True, env=child_environment())
         LIVE.append(self)
         return self
 
@@ -296,6 +301,23 @@ class Spawned:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def child_environment() -> dict[str, str]:
+    """This checkout first on the children's import path: ``ours`` is the daemon of the tree this script is in,
+    whichever ``policy-scheduler`` or venv started it."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+
+
+def source_commit() -> str:
+    """``git describe``-like provenance of this checkout: the commit, ``+dirty`` if the daemon's sources differ."""
+    def git(*args: str) -> str:
+        result = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=False)
+        return result.stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + ("+dirty" if git("status", "--porcelain", "--", "policy_scheduler") else "")
 
 
 LIVE: list[Spawned] = []  # every child still to stop
@@ -446,6 +468,7 @@ class PodWatch:
         self.first_measured_bind = threading.Event()
         self.reconnects = 0
         self.relists = 0
+        self.opened: list[float] = []  # when each watch request was answered (200)
         self._lock = threading.Lock()
         self._stream: Any = None
         self._stopped = threading.Event()
@@ -467,6 +490,7 @@ class PodWatch:
             try:
                 self._stream = self.rest.watch(PODS_PATH, {"resourceVersion": self.rv, "allowWatchBookmarks": "true"},
                                                read_timeout=3600.0)
+                self.opened.append(time.monotonic())
                 for event in self._stream:
                     if not self._event(event):
                         break
@@ -557,11 +581,14 @@ class Creator:
         self.created: dict[str, float] = {}
         self.failed: dict[str, str] = {}
         self.retries = 0
+        self._stopped = threading.Event()
         self._thread = threading.Thread(target=self.run, name="creator", daemon=True)
 
     def _create(self, body: dict[str, Any]) -> None:
         name = body["metadata"]["name"]
         while True:
+            if self._stopped.is_set():
+                return
             try:
                 self.rest.post(PODS_PATH, body)
                 break
@@ -584,6 +611,11 @@ class Creator:
     def start(self) -> Creator:
         self._thread.start()
         return self
+
+    def stop(self) -> None:
+        """Give up on the pods not created yet (the pool's threads then finish at once)."""
+        self._stopped.set()
+        self.join()
 
     def join(self) -> None:
         if self._thread.ident is not None:  # (run in the caller's thread instead: nothing to wait for)
@@ -824,6 +856,7 @@ class Timeline:
 
     burst: float = 0.0
     stop_revision: int | None = None
+    stopped: float | None = None
     stopped_wall: float | None = None
     returned: float | None = None
     returned_wall: float | None = None
@@ -851,6 +884,7 @@ class Run:
         self.watch: PodWatch | None = None
         self.lock_watch: LockWatcher | None = None
         self.holder = ""  # leader-kill: replica a's identity in the Lease
+        self.creator: Creator | None = None
         self.t = Timeline()
         self.init_names = [f"init-{i:06d}" for i in range(scenario.init_pods)]
         self.measured_names = [f"pod-{i:06d}" for i in range(scenario.measured_pods)]
@@ -879,7 +913,7 @@ class Run:
             create_all(self.rest, PODS_PATH, init_bodies, args.threads)
             progress(f"created {len(init_bodies)} pods already placed")
         if sc.pending_first:
-            creator = Creator(self.rest, measured_bodies, args.threads, time.monotonic() + args.timeout)
+            creator = self.creator = Creator(self.rest, measured_bodies, args.threads, time.monotonic() + args.timeout)
             creator.run()
             progress(f"created {len(creator.created)} pending pods ({len(creator.failed)} failed)")
         resource_version = self.rest.get(PODS_PATH, {"limit": 1})["metadata"]["resourceVersion"]
@@ -903,7 +937,8 @@ class Run:
 
         if creator is None:
             self.t.burst = time.monotonic()
-            creator = Creator(self.rest, measured_bodies, args.threads, self.t.burst + args.timeout).start()
+            creator = self.creator = Creator(self.rest, measured_bodies, args.threads,
+                                             self.t.burst + args.timeout).start()
             progress(f"burst: creating {len(measured_bodies)} pods with {args.threads} threads")
         self._fault()
         creator.join()
@@ -955,7 +990,7 @@ class Run:
         with RevisionPoller(self.server.etcd) as poller:
             self.server.stop(keep_data=True)
         self.t.stop_revision = poller.revision
-        self.t.stopped_wall = time.time()
+        self.t.stopped, self.t.stopped_wall = time.monotonic(), time.time()
         time.sleep(self.args.down)
         progress(f"starting it again (--reuse) after {self.args.down:g}s down; last revision {poller.revision}")
         self.server.start(*self.extra, reuse=True)
@@ -1051,7 +1086,7 @@ class Run:
 
         line: dict[str, Any] = {
             "shape": sc.shape, "fault": sc.fault, "scheduler": self.kind, "repeat": self.repeat,
-            "version": self.args.version, "nodes": sc.nodes, "init_pods": sc.init_pods,
+            "version": self.args.version, "commit": self.args.commit, "nodes": sc.nodes, "init_pods": sc.init_pods,
             "measured_pods": sc.measured_pods, "created": len(created), "create_failures": len(creator.failed),
             "create_retries": creator.retries, "expected_bound": min(sc.expected_bound, len(created)),
             "bound": sum(1 for n in created if n in pods and pods[n]["spec"].get("nodeName")),
@@ -1068,7 +1103,7 @@ class Run:
             "pods_per_second": round((len(binds) - 1) / span, 1) if span > 0 else None,
             "seconds_first_to_last_bind": round(span, 3),
             "seconds_burst_to_last_bind": round(binds[-1] - t.burst, 3) if binds else None,
-            "recovery_s": None, "recovery_exact": None, "recovery_audit_s": None,
+            "recovery_s": None, "recovery_exact": None, "recovery_audit_s": None, "watch_back_s": None,
             "takeover_s": None, "lease_acquired_s": None,
             "watches_cut": t.cuts or None, "watch_reconnects": watch.reconnects, "watch_relists": watch.relists,
             "ended": ended, "scheduler_peak_rss_mb": max((r for r in rss if r is not None), default=None),
@@ -1082,6 +1117,9 @@ class Run:
             after = [b for b in audit if b.code == 201 and t.stopped_wall is not None and b.received > t.stopped_wall]
             if after and t.returned_wall is not None:
                 line["recovery_audit_s"] = round(after[0].completed - t.returned_wall, 3)
+            back = [at for at in watch.opened if t.stopped is not None and at > t.stopped]
+            if back:
+                line["watch_back_s"] = round(back[0] - t.returned, 3)
             line["stop_revision"] = t.stop_revision
         if t.killed is not None and t.kill_revision is not None:
             first = watch.first_bind_after(t.kill_revision)
@@ -1097,6 +1135,8 @@ class Run:
 
     def close(self) -> None:
         """Stop whatever this run started (also after an error)."""
+        if self.creator is not None:
+            self.creator.stop()
         for s in self.schedulers:
             s.child.stop(timeout=10)
         if self.proxy is not None:
@@ -1139,13 +1179,13 @@ def table(lines: list[dict[str, Any]]) -> str:
         groups[(line["shape"], line["fault"], line["scheduler"])].append(line)
     head = ["scenario", "scheduler", *(name for name, _ in TABLE_COLUMNS)]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    order = {k: i for i, k in enumerate((*SHAPES, *FAULTS, *SCHEDULERS))}
+    order = {k: i for i, k in enumerate((*SHAPES, BASELINE, *FAULTS, *SCHEDULERS))}
     for (shape, fault, kind), runs in sorted(groups.items(), key=lambda kv: tuple(order.get(k, 99) for k in kv[0])):
         runs.sort(key=lambda r: r.get("repeat", 0))
         cells = [_cell([get(r) for r in runs]) for _, get in TABLE_COLUMNS]
         rows.append("| " + " | ".join([f"{shape}/{fault}", kind, *cells]) + " |")
     sizes = sorted({(r["shape"], r["fault"], r.get("nodes"), r.get("init_pods"), r.get("measured_pods"))
-                    for r in lines})
+                    for r in lines}, key=lambda size: (order.get(size[0], 99), order.get(size[1], 99)))
     notes = [f"- {s}/{f}: {n} nodes, {i} init pods, {m} measured pods" for s, f, n, i, m in sizes]
     pods_s = [r["pods_per_second"] for r in lines if r.get("pods_per_second")]
     if pods_s:
@@ -1155,13 +1195,14 @@ def table(lines: list[dict[str, Any]]) -> str:
 
 
 # -- main -------------------------------------------------------------------------------------------
-def _choices(values: Iterable[str], allowed: tuple[str, ...], what: str) -> list[str]:
+def _choices(values: Iterable[str], allowed: tuple[str, ...], what: str,
+             everything: tuple[str, ...] | None = None) -> list[str]:
     out: list[str] = []
     for value in values:
         for item in value.split(","):
             item = item.strip()
-            if item in ("all", "both"):
-                out.extend(allowed)
+            if item == "all":
+                out.extend(everything or allowed)
             elif item in allowed:
                 out.append(item)
             else:
@@ -1173,7 +1214,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shape", action="append", default=None, help="SchedulingBasic, PreemptionBasic or all")
-    parser.add_argument("--fault", action="append", default=None, help="restart, leader-kill, watch-cut, tight or all")
+    parser.add_argument("--fault", action="append", default=None,
+                        help="restart, leader-kill, watch-cut, tight or all (default); none: a baseline, no fault")
     parser.add_argument("--scheduler", default="both", choices=("ours", "modern", "both"))
     parser.add_argument("--nodes", type=int, default=500, help="nodes of SchedulingBasic and PreemptionBasic")
     parser.add_argument("--pods", type=int, default=4000, help="SchedulingBasic's measured pods")
@@ -1198,8 +1240,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--serve-proxy", nargs=2, metavar=("UPSTREAM", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.shape = _choices(args.shape or ["all"], SHAPES, "shape")
-    args.fault = _choices(args.fault or ["all"], FAULTS, "fault")
+    args.fault = _choices(args.fault or ["all"], (*FAULTS, BASELINE), "fault", everything=FAULTS)
     args.schedulers = list(SCHEDULERS) if args.scheduler == "both" else [args.scheduler]
+    args.commit = source_commit()
     return args
 
 
