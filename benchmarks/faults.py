@@ -1211,7 +1211,7 @@ def _choices(values: Iterable[str], allowed: tuple[str, ...], what: str,
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
+    parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shape", action="append", default=None, help="SchedulingBasic, PreemptionBasic or all")
     parser.add_argument("--fault", action="append", default=None,
