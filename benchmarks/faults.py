@@ -738,23 +738,18 @@ class ProxyProcess:
 
 
 def serve_proxy(upstream_kubeconfig: str, kubeconfig_out: str) -> int:
-    """The proxy child: forward to the upstream server until SIGTERM; SIGUSR1 cuts every open watch."""
+    """The proxy child: forward to the upstream server until SIGTERM; SIGUSR1 cuts every open watch.
+
+    The signals are blocked in every thread and taken with ``sigwait`` by the main thread: a process-directed
+    signal may be delivered to any thread, and a Python handler would then wait for the main thread's next
+    bytecode."""
+    signals = {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, signals)  # before the proxy's threads exist: they inherit it
     proxy = FaultProxy(upstream_kubeconfig).start()
     proxy.write_kubeconfig(kubeconfig_out)
-    done = threading.Event()
-
-    def cut(_signum: int, _frame: Any) -> None:
-        print(f"cut {proxy.cut_watches('.*')}", flush=True)
-
-    def stop(_signum: int, _frame: Any) -> None:
-        done.set()
-
-    signal.signal(signal.SIGUSR1, cut)
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     print("ready", flush=True)
-    while not done.is_set():
-        signal.pause()
+    while signal.sigwait(signals) == signal.SIGUSR1:
+        print(f"cut {proxy.cut_watches('.*')}", flush=True)
     binds: Counter[str] = Counter()
     for method, path, status in proxy.requests:
         if method == "POST" and re.search(BINDING, path.split("?")[0]):
