@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from urllib3 import Timeout
 from urllib3.exceptions import HTTPError
 
 JSON = "application/json"
@@ -134,9 +135,8 @@ class RestClient:
         return error
 
     def _send(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
-              content_type: str | None, timeout: float | tuple[float, float] | None, limited: bool = True):
-        if limited:
-            self.limiter.take()
+              content_type: str | None, timeout: float | tuple[float, float] | None):
+        self.limiter.take()
         headers = {"Accept": JSON, "User-Agent": self.user_agent, **self._authorization()}
         if body is not None:
             headers["Content-Type"] = content_type or JSON
@@ -152,15 +152,15 @@ class RestClient:
             raise self._unavailable(ApiError(0, "", f"{method} {path}: {e}")) from None
 
     def probe(self, path: str, timeout: float) -> int:
-        """The HTTP status of a GET of ``path`` (``/readyz``), outside the rate limiter; raises ApiError
-        when no reply arrives."""
-        response = self._send("GET", path, None, None, None, (timeout, timeout), limited=False)
+        """The HTTP status of one GET of ``path`` (``/readyz``): outside the rate limiter and without the
+        REST layer's retries (a probe is repeated anyway); raises ApiError when no reply arrives."""
+        headers = {"Accept": "text/plain", "User-Agent": self.user_agent, **self._authorization()}
         try:
-            response.data  # noqa: B018 - read the body so the connection goes back to the pool
+            response = self.api.rest_client.pool_manager.request(
+                "GET", self.host + path, headers=headers, timeout=Timeout(connect=timeout, read=timeout),
+                retries=False)
         except (HTTPError, OSError) as e:
             raise ApiError(0, "", f"GET {path}: {e}") from None
-        finally:
-            response.release_conn()
         return response.status
 
     def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
