@@ -111,8 +111,10 @@ def test_a_gated_pod_holds_no_room_and_schedules_once_its_gates_are_removed(mode
         remove_gates(cluster, "gated")
         wait_until(lambda: cluster.placements().get("gated") == "n1", 30, what="gated bound once ungated")
         assert cluster.condition("gated")["status"] == "True"
-        assert [e["message"] for e in cluster.events("Scheduled") if e["involvedObject"]["name"] == "gated"] == [
-            "Successfully assigned gated to n1"]
+        scheduled = wait_until(  # the event is written in the background, after the bind
+            lambda: [e["message"] for e in cluster.events("Scheduled") if e["involvedObject"]["name"] == "gated"], 10,
+            what="gated's Scheduled event")
+        assert scheduled == ["Successfully assigned gated to n1"]
         assert cluster.placements()["gated-late"] == ""
         log = daemon.log()
         assert log.count("gated pod=default/gated gates=example.com/quota,example.com/team") == 1
