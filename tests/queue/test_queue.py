@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from policy_scheduler.kube.queue import FIFO, PodBackoff, PriorityQueue
 from policy_scheduler.model.pod import Pod
+from policy_scheduler.queue import FIFO, PodBackoff, PriorityQueue
 
 
 def make_pod(name: str, priority: int = 0, labels: dict | None = None, affinity: dict | None = None,
