@@ -159,7 +159,7 @@ class ThreeQueuePriorityQueue(NominatingQueue):
             if popped is not None:
                 info, cycle = popped
                 info.pod = pod
-            else:  # never popped here (e.g. queued by another queue before a switch): as of the current cycle
+            else:  # not popped, or deleted since (upstream's fresh QueuedPodInfo): as of the current cycle
                 info, cycle = self._new(pod), self._scheduling_cycle
             self._stamp(info, self.clock())
             if not unschedulable or self._move_request_cycle >= cycle:
