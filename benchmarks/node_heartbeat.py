@@ -20,7 +20,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache  # noqa: E402
 from policy_scheduler.kube.eventhandlers import NodeHandler  # noqa: E402
-from policy_scheduler.kube.queue import FIFO  # noqa: E402
+from policy_scheduler.queue import FIFO  # noqa: E402
 
 
 def kubelet_node(images: int) -> dict:

@@ -28,6 +28,7 @@ from ..features import FeatureGates
 from ..model.disruption import PodDisruptionBudget
 from ..model.pod import Pod
 from ..predicates.volume_binder import DEFAULT_BIND_TIMEOUT
+from ..queue import PodBackoff, PriorityQueue, new_scheduling_queue, pod_key
 from . import leaderelection
 from .binder import Binder
 from .client import api_client
@@ -38,7 +39,6 @@ from .informer import Reflector, Resource, served_group_versions
 from .metrics import SchedulerMetrics
 from .options import SchedulerConfiguration
 from .preemption import PDBStore, Preemptor
-from .queue import PodBackoff, PriorityQueue, new_scheduling_queue, pod_key
 from .reachability import Reachability
 from .rest import ApiError, RestClient
 from .scheduler import BIND_WORKERS, Requeuer, SchedulingLoop

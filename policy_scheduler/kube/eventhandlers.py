@@ -22,7 +22,7 @@ from ..model.node import Node
 from ..model.pod import Pod
 from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
-from .queue import SchedulingQueue
+from ..queue import SchedulingQueue
 
 log = logging.getLogger(__name__)
 

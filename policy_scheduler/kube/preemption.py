@@ -40,16 +40,16 @@ from ..core.nominated import NOMINATED_NODE_ANNOTATION, nominated_node_of
 from ..errors import ObjectError, SchedulingError
 from ..model.disruption import PodDisruptionBudget
 from ..model.pod import Pod
+from ..queue import PodBackoff, pod_key
 from .events import NORMAL, EventRecorder
 from .metrics import SchedulerMetrics
-from .queue import PodBackoff, pod_key
 from .reachability import Reachability, read_until_answered
 from .rest import MERGE_PATCH, ApiError, RestClient
 
 if TYPE_CHECKING:
     from ..cache.scheduler_cache import SchedulerCache
     from ..core.generic_scheduler import FitError, GenericScheduler
-    from .queue import PriorityQueue
+    from ..queue import PriorityQueue
     from .scheduler import Requeuer
 
 log = logging.getLogger(__name__)

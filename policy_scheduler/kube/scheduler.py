@@ -41,11 +41,11 @@ from ..predicates.volume_binder import (
     revert_assumed_pod_volumes,
     volume_binder_of,
 )
+from ..queue import PodBackoff, SchedulingQueue, pod_key
 from .binder import Binder, BindOutcome, ExtenderBinder
 from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
 from .metrics import SchedulerMetrics, microseconds
 from .preemption import Preemptor
-from .queue import PodBackoff, SchedulingQueue, pod_key
 from .reachability import Reachability, read_until_answered
 from .rest import ApiError
 from .volumebinding import VolumeBindingManager

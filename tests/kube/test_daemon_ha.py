@@ -31,10 +31,10 @@ from policy_scheduler.kube.leaderelection import (
     decode_lease_spec,
 )
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.queue import FIFO
 from policy_scheduler.kube.rest import ApiError, RestClient
 from policy_scheduler.kube.scheduler import SchedulingLoop
 from policy_scheduler.model.pod import Pod
+from policy_scheduler.queue import FIFO
 
 from .daemon import Cluster, DaemonProcess, node, pod, wait_until
 from .envtest import VERSIONS, EnvtestServer

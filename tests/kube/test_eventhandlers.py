@@ -6,7 +6,7 @@ import copy
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
 from policy_scheduler.kube.eventhandlers import NodeHandler, PodHandler
-from policy_scheduler.kube.queue import FIFO
+from policy_scheduler.queue import FIFO
 
 OURS = "policy-scheduler"
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from policy_scheduler.kube.queue import FIFO, PodBackoff, PriorityQueue
 from policy_scheduler.model.pod import Pod
+from policy_scheduler.queue import FIFO, PodBackoff, PriorityQueue
+
+from .blocking import pop_while
 
 
 def make_pod(name: str, priority: int = 0, labels: dict | None = None, affinity: dict | None = None,
@@ -42,17 +42,9 @@ def test_fifo_keeps_position_on_update_and_requeues_only_if_absent():
 
 def test_pop_blocks_until_add_or_close():
     q = FIFO()
-    got = []
-    t = threading.Thread(target=lambda: got.append(q.pop(5)))
-    t.start()
-    q.add(make_pod("late"))
-    t.join(5)
-    assert got[0].name == "late"
-    t = threading.Thread(target=lambda: got.append(q.pop(5)))
-    t.start()
-    q.close()
-    t.join(5)
-    assert got[1] is None
+    late = make_pod("late")
+    assert pop_while(q, lambda: q.add(late)) is late
+    assert pop_while(q, q.close) is None
 
 
 def test_priority_queue_pops_highest_priority_then_arrival():
@@ -165,12 +157,7 @@ def test_priority_queue_pop():
     """TestPriorityQueue_Pop: a blocked Pop returns the pod added afterwards."""
     hpp, _, _ = _upstream_pods()
     q = PriorityQueue()
-    got = []
-    t = threading.Thread(target=lambda: got.append(q.pop(5)))
-    t.start()
-    q.add(hpp)
-    t.join(5)
-    assert got == [hpp]
+    assert pop_while(q, lambda: q.add(hpp)) is hpp
 
 
 def test_priority_queue_update():
