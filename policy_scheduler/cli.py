@@ -592,21 +592,38 @@ def _run_context() -> dict[str, Any]:
                    "(the VolumeBinding plugin's bindTimeoutSeconds; the cluster's rules only).")
 @click.option("--rules", "rules", type=click.Choice(["cluster", "1.9"]), default="cluster", show_default=True,
               help=RULES_HELP)
-def run(run_verbosity: int | None, bind_workers: int, volume_bind_timeout: float, rules: str, **flags: Any) -> None:
+@click.option("--scheduling-queue", type=click.Choice(["1.9", "three-queue"]), default=None,
+              help="The scheduling queue: '1.9' (default), 1.9's FIFO, or with the gate PodPriority its priority queue "
+                   "(an unschedulable pod is retried only when a cluster event moves it); 'three-queue', upstream "
+                   "1.20's activeQ, podBackoffQ and unschedulableQ (per-pod back-off 1-10 s; every unschedulable pod "
+                   "retried within 60-90 s whatever happens). Overrides the --config file's schedulingQueue.")
+@click.option("--pod-max-in-unschedulable-pods-duration", "unschedulable_timeout", default="60s", show_default=True,
+              metavar="duration", help="With --scheduling-queue three-queue: how long a pod stays in unschedulableQ "
+                                      "before the next 30-s flush retries it (1.20: 60 s; upstream's flag of 1.26).")
+def run(run_verbosity: int | None, bind_workers: int, volume_bind_timeout: float, rules: str,
+        scheduling_queue: str | None, unschedulable_timeout: str, **flags: Any) -> None:
     """Schedule pods on a live cluster: kube-scheduler 1.9's daemon, flags and behaviour."""
     import signal
 
     from .features import FeatureGates
     from .kube.daemon import Daemon
+    from .kube.gosyntax import parse_go_duration
     from .kube.options import resolve_configuration
 
     verbosity = run_verbosity if run_verbosity is not None else click.get_current_context().parent.params["verbosity"]
     _setup_daemon_logging(verbosity)
     try:
         _registry()
+        try:
+            max_unschedulable = parse_go_duration(unschedulable_timeout)
+        except UserError as e:
+            raise UserError(f"--pod-max-in-unschedulable-pods-duration: {e}") from None
         gates = FeatureGates.parse(flags.get("feature_gates"), rules)
-        daemon = Daemon(resolve_configuration(flags), gates, bind_workers=bind_workers,
-                        volume_bind_timeout=volume_bind_timeout)
+        config = resolve_configuration(flags)
+        if scheduling_queue is not None:
+            config.scheduling_queue = scheduling_queue
+        daemon = Daemon(config, gates, bind_workers=bind_workers, volume_bind_timeout=volume_bind_timeout,
+                        max_unschedulable=max_unschedulable)
         daemon.prepare()
     except UserError as e:
         click.echo(f"error: {e}", err=True)

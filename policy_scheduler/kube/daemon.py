@@ -28,7 +28,15 @@ from ..features import FeatureGates
 from ..model.disruption import PodDisruptionBudget
 from ..model.pod import Pod
 from ..predicates.volume_binder import DEFAULT_BIND_TIMEOUT
-from ..queue import PodBackoff, PriorityQueue, new_scheduling_queue, pod_key
+from ..queue import (
+    NominatingQueue,
+    PodBackoff,
+    SchedulingQueue,
+    ThreeQueuePriorityQueue,
+    new_scheduling_queue,
+    pod_key,
+)
+from ..queue.three_queue import UNSCHEDULABLE_Q_TIME_INTERVAL
 from . import leaderelection
 from .binder import Binder
 from .client import api_client
@@ -75,7 +83,8 @@ def queue_order(raw: dict[str, Any]) -> tuple[str, str, str]:
 
 class Daemon:
     def __init__(self, config: SchedulerConfiguration, feature_gates: FeatureGates, *,
-                 bind_workers: int = BIND_WORKERS, volume_bind_timeout: float = DEFAULT_BIND_TIMEOUT) -> None:
+                 bind_workers: int = BIND_WORKERS, volume_bind_timeout: float = DEFAULT_BIND_TIMEOUT,
+                 max_unschedulable: float = UNSCHEDULABLE_Q_TIME_INTERVAL) -> None:
         self.config = config
         self.feature_gates = feature_gates
         self.metrics = SchedulerMetrics()
@@ -83,7 +92,11 @@ class Daemon:
         self.extender_factory = HTTPExtenderFactory(observer=self.metrics.observe_extender_error)
         self.cache = SchedulerCache()
         self.pod_priority = feature_gates.enabled("PodPriority")
-        self.queue = new_scheduling_queue(self.pod_priority)
+        # 1.9's queue by the gate (FIFO, or the PriorityQueue), or 1.20's three-queue form whatever the gate.
+        if config.scheduling_queue == "three-queue":
+            self.queue: SchedulingQueue = ThreeQueuePriorityQueue(unschedulable_timeout=max_unschedulable)
+        else:
+            self.queue = new_scheduling_queue(self.pod_priority)
         self.bind_workers = bind_workers
         self.stop_event = threading.Event()
         self.reflectors: list[Reflector] = []
@@ -142,9 +155,11 @@ class Daemon:
         self.recorder = EventRecorder(self.rest, cfg.scheduler_name, writer)
         self.conditions = PodConditionUpdater(self.rest, writer,
                                               still_pending=lambda pod: self.pending_pod(pod_key(pod)) is not None)
-        backoff = None if self.feature_gates.enabled("PodPriority") else PodBackoff()
+        # The FIFO's pods wait out 1.9's back-off in the requeuer; the priority queues take them back at once
+        # (the three-queue form backs them off itself).
+        backoff = None if isinstance(self.queue, NominatingQueue) else PodBackoff()
         self.requeuer = Requeuer(self.queue, self.pending_pod, backoff)
-        if isinstance(self.queue, PriorityQueue):  # gate PodPriority
+        if self.pod_priority and isinstance(self.queue, NominatingQueue):
             self.preemptor = Preemptor(
                 self.rest, cache=self.cache, queue=self.queue, requeuer=self.requeuer, recorder=self.recorder,
                 metrics=self.metrics, lookup=self.pending_pod, pdbs=self._pdbs, reachability=self.reachability,
@@ -187,7 +202,7 @@ class Daemon:
         scheduler = source.build(self.cache.cluster, feature_gates=self.feature_gates,
                                  hard_pod_affinity_symmetric_weight=self.config.hard_pod_affinity_symmetric_weight,
                                  extender_factory=self.extender_factory)
-        if isinstance(self.queue, PriorityQueue):  # gate PodPriority: the queue's nominations count
+        if self.pod_priority and isinstance(self.queue, NominatingQueue):  # the queue's nominations count
             scheduler.nominated_pods = self.queue
         return scheduler
 
@@ -369,6 +384,9 @@ class Daemon:
             server.start()
         self.writer.start()
         self.requeuer.start()
+        if isinstance(self.queue, ThreeQueuePriorityQueue):
+            self.queue.run()  # upstream Run: podBackoffQ flushed every 1 s, unschedulableQ leftovers every 30 s
+        log.info("scheduling queue: %s (%s)", self.config.scheduling_queue, type(self.queue).__name__)
         if self.volume_binding is not None:
             self.volume_binding.start()
         self._start_informers()

@@ -68,6 +68,10 @@ KIND = "KubeSchedulerConfiguration"
 SYSTEM_NAMESPACE = "kube-system"
 SCHEDULER_PORT = 10251
 DEFAULT_BIND_ADDRESS = f"0.0.0.0:{SCHEDULER_PORT}"
+#: ``schedulingQueue`` (ours): "1.9", 1.9's queue (the FIFO, or with the gate PodPriority the PriorityQueue);
+#: "three-queue", upstream 1.20's activeQ + podBackoffQ + unschedulableQ (:mod:`policy_scheduler.queue`).
+SCHEDULING_QUEUE_1_9 = "1.9"
+SCHEDULING_QUEUES = (SCHEDULING_QUEUE_1_9, "three-queue")
 DEFAULT_FAILURE_DOMAINS = (
     "kubernetes.io/hostname,failure-domain.beta.kubernetes.io/zone,failure-domain.beta.kubernetes.io/region"
 )
@@ -153,6 +157,7 @@ class SchedulerConfiguration:
     enable_profiling: bool = False
     enable_contention_profiling: bool = False
     failure_domains: str = DEFAULT_FAILURE_DOMAINS
+    scheduling_queue: str = SCHEDULING_QUEUE_1_9  # ours: which generation of upstream's scheduling queue
     master: str = ""
 
     def to_configz(self) -> dict[str, Any]:
@@ -185,6 +190,7 @@ class SchedulerConfiguration:
             "enableProfiling": self.enable_profiling,
             "enableContentionProfiling": self.enable_contention_profiling,
             "failureDomains": self.failure_domains,
+            "schedulingQueue": self.scheduling_queue,
         }
 
 
@@ -216,6 +222,7 @@ _SCHEMA: _Spec = {
     "enableProfiling": "bool",
     "enableContentionProfiling": "bool",
     "failureDomains": "string",
+    "schedulingQueue": "string",  # ours, not 1.9's: see SCHEDULING_QUEUES
 }
 
 
@@ -346,7 +353,14 @@ def _from_values(values: dict[str, Any], source: str) -> SchedulerConfiguration:
         enable_profiling=values.get("enableProfiling", False),
         enable_contention_profiling=values.get("enableContentionProfiling", False),
         failure_domains=values.get("failureDomains") or DEFAULT_FAILURE_DOMAINS,
+        scheduling_queue=_scheduling_queue(values.get("schedulingQueue") or SCHEDULING_QUEUE_1_9, source),
     )
+
+
+def _scheduling_queue(value: str, source: str) -> str:
+    if value not in SCHEDULING_QUEUES:
+        raise ConfigFileError(f'{source}: schedulingQueue: "{value}" is not one of {", ".join(SCHEDULING_QUEUES)}')
+    return value
 
 
 def _source_from_values(values: dict[str, Any], source: str) -> AlgorithmSourceConfig:

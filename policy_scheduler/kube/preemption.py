@@ -49,7 +49,7 @@ from .rest import MERGE_PATCH, ApiError, RestClient
 if TYPE_CHECKING:
     from ..cache.scheduler_cache import SchedulerCache
     from ..core.generic_scheduler import FitError, GenericScheduler
-    from ..queue import PriorityQueue
+    from ..queue import NominatingQueue
     from .scheduler import Requeuer
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class Preemptor:
         rest: RestClient,
         *,
         cache: SchedulerCache,
-        queue: PriorityQueue,
+        queue: NominatingQueue,
         requeuer: Requeuer,
         recorder: EventRecorder,
         metrics: SchedulerMetrics,

@@ -205,6 +205,7 @@ def test_to_configz_of_the_defaults():
         "enableProfiling": False,
         "enableContentionProfiling": False,
         "failureDomains": DEFAULT_FAILURE_DOMAINS,
+        "schedulingQueue": "1.9",
     }
 
 
@@ -233,6 +234,7 @@ def test_full_example(write):
     expected = yaml.safe_load(EXAMPLE)
     expected["clientConnection"]["acceptContentTypes"] = ""
     expected["failureDomains"] = DEFAULT_FAILURE_DOMAINS
+    expected["schedulingQueue"] = "1.9"
     assert config.to_configz() == expected
 
 
@@ -245,6 +247,7 @@ def test_to_configz_round_trips(write):
         client_connection=ClientConnection("/kc", "application/json", "application/json", 12.5, 7),
         healthz_bind_address="127.0.0.1:1", metrics_bind_address="[::1]:2",
         enable_profiling=True, enable_contention_profiling=True, failure_domains="zone",
+        scheduling_queue="three-queue",
     )
     assert load_config_file(write(json.dumps(config.to_configz()), "c.json")) == config
 
@@ -343,6 +346,8 @@ def test_policy_without_file_or_configmap(write):
         ("enableProfiling: 1", "enableProfiling: expected a boolean, got 1"),
         ("enableContentionProfiling: 'true'", "enableContentionProfiling: expected a boolean, got 'true'"),
         ("failureDomains: false", "failureDomains: expected a string, got false"),
+        ("schedulingQueue: 3", "schedulingQueue: expected a string, got 3"),
+        ("schedulingQueue: three", 'schedulingQueue: "three" is not one of 1.9, three-queue'),
         ("algorithmSource: {provider: 1}", "algorithmSource.provider: expected a string, got 1"),
         ("algorithmSource: {policy: {file: {path: 1}}}", "algorithmSource.policy.file.path: expected a string, got 1"),
         ("algorithmSource: {policy: {configMap: {name: [x]}}}",
