@@ -7,7 +7,8 @@ expected placements with the offline engine on the snapshot read back from the A
 the offline engine scheduled is bound, watching the pods to time each binding. One JSON line on
 standard output; progress on standard error. The API server is always stopped at the end.
 
-    python benchmarks/daemon_throughput.py --nodes 1000 --pods 2000 --seed 1 [--version 1.26] [--bind-workers N] [--keep]
+    python benchmarks/daemon_throughput.py --nodes 1000 --pods 2000 --seed 1 [--version 1.26] [--bind-workers N]
+        [--feature-gates PodPriority=true] [--scheduling-queue 1.9|three-queue] [--keep]
 """
 
 from __future__ import annotations
@@ -239,7 +240,8 @@ def vm_hwm_mb(pid: int) -> float | None:
     return None
 
 
-def daemon_command(kubeconfig: str, bind_workers: int | None, feature_gates: str = "") -> list[str]:
+def daemon_command(kubeconfig: str, bind_workers: int | None, feature_gates: str = "",
+                   scheduling_queue: str | None = None) -> list[str]:
     exe = shutil.which("policy-scheduler")
     cmd = [exe] if exe else [sys.executable, "-m", "policy_scheduler.cli"]
     cmd += [
@@ -250,6 +252,8 @@ def daemon_command(kubeconfig: str, bind_workers: int | None, feature_gates: str
         cmd += ["--bind-workers", str(bind_workers)]
     if feature_gates:
         cmd += ["--feature-gates", feature_gates]
+    if scheduling_queue:
+        cmd += ["--scheduling-queue", scheduling_queue]
     return cmd
 
 
@@ -303,7 +307,7 @@ def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     watch = BindWatch(RestClient(api_client(kubeconfig, pool_size=2), qps=0, burst=1), resource_version, wanted)
     watch.start()
     log_path = workdir / "daemon.log"
-    cmd = daemon_command(kubeconfig, args.bind_workers, args.feature_gates)
+    cmd = daemon_command(kubeconfig, args.bind_workers, args.feature_gates, args.scheduling_queue)
     progress(f"starting the daemon: {' '.join(cmd)} (log {log_path})")
     with open(log_path, "wb") as log:
         started = time.perf_counter()
@@ -366,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bind-workers", type=int, default=None, help="the daemon's --bind-workers (its default if unset)")
     parser.add_argument("--feature-gates", default="",
                         help="the daemon's --feature-gates, e.g. PodPriority=true (priority queue, nominations)")
+    parser.add_argument("--scheduling-queue", choices=("1.9", "three-queue"), default=None,
+                        help="the daemon's --scheduling-queue (its default, 1.9's queue, if unset)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the work directory (daemon.log, envtest state); the API server is stopped anyway")
     args = parser.parse_args(argv)
