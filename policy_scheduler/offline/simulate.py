@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cache.cluster import ClusterState
-from ..core.generic_scheduler import Explanation, FitError, GenericScheduler, fit_error_message
+from ..core.fit_error import FitError, fit_error_message
+from ..core.generic_scheduler import Explanation, GenericScheduler
 from ..core.modern_pods import gates_message, is_gated
 from ..errors import PredicateError, SchedulingError
 from ..model.pod import Pod
