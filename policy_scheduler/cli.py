@@ -51,7 +51,8 @@ def _registry():
     """The process registry: the built-ins, then the plugins (once; a broken one is a warning)."""
     from algorithmprovider import defaults  # noqa: F401  (registers the built-ins)
 
-    from .registry import REGISTRY, load_plugins
+    from .plugins import load_plugins
+    from .registry import REGISTRY
 
     load_plugins()
     return REGISTRY
@@ -180,7 +181,7 @@ def policy() -> None:
 
 def policy_problems(policy_: Policy) -> list[str]:
     """Everything that would stop a scheduler being built from this policy, as messages with paths."""
-    from .plugins import failed_plugins_context
+    from .registry import failed_plugins_context
 
     reg = _registry()
     problems = [f"{e.path}: {e.message}" if e.path else e.message for e in check_policy(policy_)]

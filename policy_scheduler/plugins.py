@@ -25,11 +25,14 @@ then entry-point name.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from .provenance import PluginFailure, PluginSource
 from .registry import ACTIVE_REGISTRY, REGISTRY, Registry, RegistryError
+
+# failed_plugins_context lives with the registry, which appends it to its errors; re-exported for its importers.
+from .registry import failed_plugins_context as failed_plugins_context
 
 log = logging.getLogger(__name__)
 
@@ -38,41 +41,6 @@ BUILT_IN = "built-in"
 KINDS = ("predicate", "priority", "provider")
 
 _process_registry_loaded = False
-
-
-@dataclass(frozen=True)
-class PluginSource:
-    """Where a plugin entry comes from: its distribution and the entry point that registered it."""
-
-    distribution: str
-    version: str
-    entry_point: str  # "<group>:<name>"
-    value: str  # "<module>:<attribute>", as written in entry_points.txt
-
-    @classmethod
-    def of(cls, ep: EntryPoint) -> PluginSource:
-        dist = ep.dist
-        name = (dist.metadata["Name"] if dist is not None else None) or "unknown distribution"
-        version = (dist.version if dist is not None else None) or "?"
-        return cls(name, version, f"{ep.group}:{ep.name}", ep.value)
-
-    def as_dict(self) -> dict[str, str]:
-        return {"distribution": self.distribution, "version": self.version, "entry_point": self.entry_point,
-                "value": self.value}
-
-    def __str__(self) -> str:
-        return f"{self.entry_point} = {self.value} ({self.distribution} {self.version})"
-
-
-@dataclass(frozen=True)
-class PluginFailure:
-    """A plugin that was skipped, and why (one line)."""
-
-    source: PluginSource
-    error: str
-
-    def __str__(self) -> str:
-        return f"plugin {self.source} failed to load: {self.error}"
 
 
 class _StagingRegistry(Registry):
@@ -178,12 +146,3 @@ def source_json(registry: Registry, kind: str, name: str) -> Any:
     """``"built-in"`` or the plugin's ``{"distribution", "version", "entry_point", "value"}``."""
     source = source_of(registry, kind, name)
     return source.as_dict() if source is not None else BUILT_IN
-
-
-def failed_plugins_context(registry: Registry) -> str:
-    """``"; plugin <ep> = <value> (<dist> <version>) failed to load: <error>"`` per failed plugin, or ``""``.
-
-    Appended to the error a policy or provider raises when it needs a name that is not registered: the
-    missing name may be one a failed plugin would have provided.
-    """
-    return "".join(f"; {failure}" for failure in registry.plugin_failures)

@@ -5,7 +5,9 @@ algorithm providers (named key sets) and the two metadata producers. :data:`REGI
 registry that :mod:`algorithmprovider.defaults` fills on import and that third-party plugins extend; the
 module-level functions (``register_fit_predicate`` …) act on it (on a plugin's staging copy while that
 plugin loads). :mod:`policy_scheduler.plugins` loads the plugins and records, on the registry, which
-distribution registered each name and which plugins failed; an unknown-name error names the latter.
+distribution registered each name and which plugins failed (:mod:`policy_scheduler.provenance`); an
+unknown-name error names the latter. The registry does not import the loader: load plugins with
+:func:`policy_scheduler.plugins.load_plugins`.
 
 Building a scheduler from a Policy registers the Policy's custom predicates and priorities, which in
 upstream mutates the global maps (changing, for instance, a built-in priority's default weight for the
@@ -39,7 +41,7 @@ from .errors import ConfigurationError, UserError
 
 if TYPE_CHECKING:
     from .api.types import PredicatePolicy, PriorityPolicy
-    from .plugins import PluginFailure, PluginSource
+    from .provenance import PluginFailure, PluginSource
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +109,6 @@ class Registry:
 
     def _unknown(self, message: str) -> str:
         """An unknown-name error text, followed by the plugins that failed to load (they may have had it)."""
-        from .plugins import failed_plugins_context
-
         return message + failed_plugins_context(self)
 
     # -- fit predicates ---------------------------------------------------------------------------
@@ -374,9 +374,10 @@ register_predicate_metadata_producer_factory = _on_active(Registry.register_pred
 register_priority_metadata_producer_factory = _on_active(Registry.register_priority_metadata_producer_factory)
 
 
-def load_plugins(registry: Registry | None = None) -> list[str]:
-    """Load the third-party plugins of the entry-point groups into ``registry`` (default: REGISTRY,
-    once per process); see :func:`policy_scheduler.plugins.load_plugins`."""
-    from .plugins import load_plugins as load
+def failed_plugins_context(registry: Registry) -> str:
+    """``"; plugin <ep> = <value> (<dist> <version>) failed to load: <error>"`` per failed plugin, or ``""``.
 
-    return load(registry)
+    Appended to the error a policy or provider raises when it needs a name that is not registered: the
+    missing name may be one a failed plugin would have provided.
+    """
+    return "".join(f"; {failure}" for failure in registry.plugin_failures)

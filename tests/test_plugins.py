@@ -21,8 +21,8 @@ from policy_scheduler.errors import ConfigurationError
 from policy_scheduler.factory import create_from_policy, create_from_provider
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.pod import Pod
-from policy_scheduler.plugins import BUILT_IN, PluginSource, failed_plugins_context, source_json
-from policy_scheduler.registry import REGISTRY, RegistryError, load_plugins
+from policy_scheduler.plugins import BUILT_IN, PluginSource, failed_plugins_context, load_plugins, source_json
+from policy_scheduler.registry import REGISTRY, RegistryError
 
 PLUGIN = '''
 from policy_scheduler.algorithm import PriorityConfigFactory

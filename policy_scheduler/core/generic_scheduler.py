@@ -43,43 +43,18 @@ from ..model.pod import Pod
 from ..predicates import ORDERING
 from .columns import NodeColumns
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
-from .modern_pods import PodGatedError, check_schedulable, with_post_filter_message
+from .fit_error import NO_NODES_AVAILABLE, FitError
+from .fit_error import fit_error_message as fit_error_message  # re-exported: its importers predate fit_error
+from .modern_pods import PodGatedError, check_schedulable
 from .nominated import NominatedPodLister, add_nominated_pods, nominated_elsewhere
+from .preemption import PreemptionResult, preempt
 
 if TYPE_CHECKING:
     from ..model.disruption import PodDisruptionBudget
-    from .preemption import PreemptionResult
 
 log = logging.getLogger(__name__)
 
-NO_NODES_AVAILABLE = "no nodes available to schedule pods"
-
 MetadataProducer = Callable[[Pod, Mapping[str, NodeInfo]], Any]
-
-
-class FitError(SchedulingError):
-    """No node fits the pod; the message is 1.9's ``0/N nodes are available: <histogram>.``"""
-
-    def __init__(self, pod: Pod, num_all_nodes: int, failed_predicates: dict[str, list[str]]) -> None:
-        self.pod = pod
-        self.num_all_nodes = num_all_nodes
-        self.failed_predicates = failed_predicates
-        self.post_filter_message = ""
-        super().__init__(fit_error_message(num_all_nodes, failed_predicates))
-
-    def add_post_filter_message(self, message: str) -> None:
-        """Upstream's ``Diagnosis.PostFilterMsg`` (cluster rules: only ``preemptionPolicy: Never``'s, 1.9
-        appends none): the message becomes ``<histogram>. <message>.`` as ``FitError.Error()`` prints it."""
-        self.post_filter_message = message
-        self.args = (with_post_filter_message(fit_error_message(self.num_all_nodes, self.failed_predicates), message),)
-
-
-def fit_error_message(num_all_nodes: int, failed_predicates: Mapping[str, Sequence[str]]) -> str:
-    counts: Counter[str] = Counter()
-    for reasons in failed_predicates.values():
-        counts.update(str(r) for r in reasons)
-    histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
-    return f"0/{num_all_nodes} nodes are available: {', '.join(histogram)}."
 
 
 def aggregate_message_counts(counts: Mapping[str, int]) -> str:
@@ -271,8 +246,6 @@ class GenericScheduler:
     ) -> PreemptionResult:
         """``Preempt`` after a FitError: the node, its victims and the nominations to clear (see
         :func:`policy_scheduler.core.preemption.preempt`)."""
-        from .preemption import preempt
-
         return preempt(self, pod, error, pdbs=pdbs, nominated_node=nominated_node)
 
     def _schedule(self, pod: Pod, explanation: Explanation | None) -> str:

@@ -29,9 +29,9 @@ nomination, deletes the victims and clears the nominations. Upstream leaves thre
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import PredicateError, SchedulingError
 from ..model.disruption import PodDisruptionBudget
@@ -52,15 +52,30 @@ from ..predicates.reasons import (
     ERR_VOLUME_ZONE_CONFLICT,
 )
 from ..predicates.volume_binder import ERR_REASON_PV_NOT_EXIST
-from .extender import ExtenderFailure, filters, ignorable, interested
+from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested
+from .fit_error import NO_NODES_AVAILABLE, FitError
 from .modern_pods import NOT_ELIGIBLE_PREEMPTION_NEVER, never_preempts
-from .nominated import nominated_elsewhere, nominated_node_of
+from .nominated import NominatedPodLister, nominated_elsewhere, nominated_node_of
 
 if TYPE_CHECKING:
+    from ..cache.cluster import ClusterState
     from ..cache.node_info import NodeInfo
-    from .generic_scheduler import FitError, GenericScheduler
 
 log = logging.getLogger(__name__)
+
+
+class PreemptingScheduler(Protocol):
+    """What preemption reads and calls on the scheduler it runs for: :class:`GenericScheduler` has it all
+    (that module imports this one, so this one names only the members it uses)."""
+
+    cluster: ClusterState
+    extenders: Sequence[SchedulerExtender]
+    nominated_pods: NominatedPodLister | None
+    predicate_metadata_producer: Callable[[Pod, Mapping[str, NodeInfo]], Any]
+
+    def pod_fits_on_node(self, pod: Pod, meta: Any, info: NodeInfo | None) -> list[str]:
+        ...
+
 
 #: Failure reasons that evicting pods cannot cure (``nodesWherePreemptionMightHelp``).
 UNRESOLVABLE_REASONS: frozenset[str] = frozenset({
@@ -182,7 +197,7 @@ class VictimSelection:
 
 
 def select_victims_on_node(
-    scheduler: GenericScheduler, pod: Pod, meta: Any, node_info: NodeInfo | None, pdbs: Sequence[PodDisruptionBudget]
+    scheduler: PreemptingScheduler, pod: Pod, meta: Any, node_info: NodeInfo | None, pdbs: Sequence[PodDisruptionBudget]
 ) -> VictimSelection:
     """``selectVictimsOnNode`` on a copy of ``node_info`` (``meta`` is this node's own copy)."""
     if node_info is None or node_info.node is None:
@@ -252,7 +267,7 @@ def select_victims_on_node(
 
 
 def select_nodes_for_preemption(
-    scheduler: GenericScheduler, pod: Pod, potential_nodes: Sequence[Node], pdbs: Sequence[PodDisruptionBudget],
+    scheduler: PreemptingScheduler, pod: Pod, potential_nodes: Sequence[Node], pdbs: Sequence[PodDisruptionBudget],
     outcomes: dict[str, NodePreemption] | None = None,
 ) -> dict[str, Victims]:
     """``selectNodesForPreemption``: the victims on every potential node where evictions make room, in
@@ -317,7 +332,7 @@ def pick_one_node_for_preemption(candidates: Mapping[str, Victims]) -> tuple[str
 
 
 def node_passes_extenders_for_preemption(
-    scheduler: GenericScheduler, pod: Pod, node_name: str, victims: Sequence[Pod]
+    scheduler: PreemptingScheduler, pod: Pod, node_name: str, victims: Sequence[Pod]
 ) -> tuple[bool, str | None]:
     """``nodePassesExtendersForPreemption``: every extender's filter keeps ``node_name`` once its victims
     are gone. Returns (passes, why not)."""
@@ -346,14 +361,14 @@ def node_passes_extenders_for_preemption(
     return True, None
 
 
-def lower_priority_nominated_pods(scheduler: GenericScheduler, pod: Pod, node_name: str) -> list[Pod]:
+def lower_priority_nominated_pods(scheduler: PreemptingScheduler, pod: Pod, node_name: str) -> list[Pod]:
     """``getLowerPriorityNominatedPods``: pods nominated to ``node_name`` with a lower priority than ``pod``."""
     return [p for p in nominated_elsewhere(scheduler.nominated_pods, pod, node_name) if p.priority < pod.priority]
 
 
 # -- Preempt ----------------------------------------------------------------------------------------
 def preempt(
-    scheduler: GenericScheduler,
+    scheduler: PreemptingScheduler,
     pod: Pod,
     error: FitError,
     *,
@@ -367,8 +382,6 @@ def preempt(
     given, else what that lister says, else the pod object's annotation / status. Raises
     :class:`SchedulingError` when there are no nodes.
     """
-    from .generic_scheduler import NO_NODES_AVAILABLE
-
     result = PreemptionResult()
     if never_preempts(pod):  # 1.26 PodEligibleToPreemptOthers: asked before anything else
         result.eligible = False

@@ -48,8 +48,9 @@ from .metrics import SchedulerMetrics
 from .options import SchedulerConfiguration
 from .preemption import PDBStore, Preemptor
 from .reachability import Reachability
+from .requeuer import Requeuer
 from .rest import ApiError, RestClient
-from .scheduler import BIND_WORKERS, Requeuer, SchedulingLoop
+from .scheduler import BIND_WORKERS, SchedulingLoop
 from .server import SchedulerServer
 from .volumebinding import VolumeBindingManager
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from ..cache.scheduler_cache import SchedulerCache
     from ..core.generic_scheduler import FitError, GenericScheduler
     from ..queue import NominatingQueue
-    from .scheduler import Requeuer
+    from .requeuer import Requeuer
 
 log = logging.getLogger(__name__)
 

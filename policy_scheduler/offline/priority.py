@@ -31,7 +31,7 @@ from ..model.pod import Pod
 from ..model.priority import PriorityClass, admitted_preemption_policy, admitted_priority
 from ..model.topology import matches_required_pod_affinity
 from ..predicates.volume_binder import VolumeBindingError
-from .simulate import NodeUsage, Placement, SchedulerBuilder, SimulationResult, assume_volumes, split_gated
+from .results import NodeUsage, Placement, SchedulerBuilder, SimulationResult, assume_volumes, split_gated
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from ..core.generic_scheduler import Explanation
 from ..core.preemption import PreemptionResult, Victims
 from ..model.pod import Pod
 from .priority import Preemption, PrioritySimulation
-from .simulate import SimulationResult
+from .results import SimulationResult
 
 
 def _victim(pod: Pod, node: str | None, pdb: str | None) -> dict[str, Any]:

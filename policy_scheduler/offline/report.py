@@ -19,7 +19,8 @@ from .priority_report import (
     preemption_lines,
     preemptions_table,
 )
-from .simulate import GATED, CapacityResult, Difference, NodeUsage, Placement, SimulationResult, workload_of
+from .results import NodeUsage, Placement, SimulationResult, workload_of
+from .simulate import GATED, CapacityResult, Difference
 
 # The "kind" each command's JSON carries, so a saved result can be told apart (policy-scheduler report).
 SIMULATE_KIND, EXPLAIN_KIND, CAPACITY_KIND, COMPARE_KIND = "SimulateResult", "ExplainResult", "CapacityResult", "CompareResult"

@@ -1,7 +1,8 @@
 """Offline scheduling on a snapshot: simulate a queue, explain one pod, count capacity, compare policies.
 
 The queue is scheduled one pod at a time, each placed pod assumed onto its node before the next, exactly
-as the daemon's schedule-one loop does (without binding).
+as the daemon's schedule-one loop does (without binding). :func:`simulate` runs that loop, or with the
+``PodPriority`` gate :func:`.priority.simulate_with_priority`; what both produce is in :mod:`.results`.
 """
 
 from __future__ import annotations
@@ -12,96 +13,30 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cache.cluster import ClusterState
-from ..core.generic_scheduler import Explanation, FitError, GenericScheduler, fit_error_message
+from ..core.fit_error import FitError, fit_error_message
+from ..core.generic_scheduler import Explanation, GenericScheduler
 from ..core.modern_pods import gates_message, is_gated
 from ..errors import PredicateError, SchedulingError
 from ..model.pod import Pod
 from ..predicates.volume_binder import (
     VolumeAction,
     VolumeBindingError,
-    assume_pod_volumes,
     decide_pod_volumes,
     volume_binder_of,
+)
+from .priority import simulate_with_priority
+from .results import (
+    NodeUsage,
+    Placement,
+    SchedulerBuilder,
+    SimulationResult,
+    assume_volumes,
+    node_zone,
+    split_gated,
 )
 from .snapshot import Snapshot
 
 log = logging.getLogger(__name__)
-
-SchedulerBuilder = Callable[[ClusterState], GenericScheduler]
-
-
-@dataclass
-class Placement:
-    pod: Pod
-    node: str | None
-    error: str | None
-    explanation: Explanation | None = None
-    failed: dict[str, list[str]] | None = None  # a FitError's failure reasons per node
-    volumes: list[VolumeAction] = field(default_factory=list)  # late-bound claims: the PV bound or provisioned here
-
-
-@dataclass
-class NodeUsage:
-    """Requested cpu (millicores), memory (bytes) and pod count against allocatable."""
-
-    name: str
-    cpu_allocatable: int
-    memory_allocatable: int
-    pods_allocatable: int
-    cpu_requested: int
-    memory_requested: int
-    pods: int
-    zone: str | None = None
-    by_namespace: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # -> (milli cpu, memory, pods)
-    workloads: dict[str, int] = field(default_factory=dict)  # "Kind namespace/name" of the controller -> pods
-
-    @classmethod
-    def of(cls, cluster: ClusterState) -> dict[str, NodeUsage]:
-        out = {}
-        for node in cluster.node_list():
-            info = cluster.node_infos[node.name]
-            usage = out[node.name] = cls(
-                node.name,
-                info.allocatable.milli_cpu, info.allocatable.memory, info.allocatable.allowed_pod_number,
-                info.requested.milli_cpu, info.requested.memory, len(info.pods), node_zone(node.labels),
-            )
-            for pod in info.pods:
-                cpu, memory, pods = usage.by_namespace.get(pod.namespace, (0, 0, 0))
-                request = pod.container_request
-                usage.by_namespace[pod.namespace] = (cpu + request.milli_cpu, memory + request.memory, pods + 1)
-                workload = workload_of(pod)
-                if workload:
-                    usage.workloads[workload] = usage.workloads.get(workload, 0) + 1
-        return out
-
-
-ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
-
-
-def node_zone(labels: dict[str, str]) -> str | None:
-    """The node's zone label (1.9's ``failure-domain.beta``, else the GA ``topology`` key), None without one."""
-    return next((labels[k] for k in ZONE_LABELS if labels.get(k)), None)
-
-
-def workload_of(pod: Pod) -> str | None:
-    """The pod's controlling owner as ``Kind namespace/name`` (None for a pod without a controller)."""
-    ref = pod.controller_ref()
-    return f"{ref.kind} {pod.namespace}/{ref.name}" if ref is not None else None
-
-
-@dataclass
-class SimulationResult:
-    placements: list[Placement]
-    before: dict[str, NodeUsage]
-    after: dict[str, NodeUsage]
-    cluster: ClusterState = field(repr=False)
-    pod_priority: Any = None  # gate PodPriority: the priority.PrioritySimulation (pods' progress, preemptions)
-    gated: list[Pod] = field(default_factory=list)  # pending pods with scheduling gates: never queued
-
-    @property
-    def scheduled(self) -> int:
-        return sum(1 for p in self.placements if p.node)
 
 
 def schedule_one(scheduler: GenericScheduler, pod: Pod, explain: bool = False) -> Placement:
@@ -133,20 +68,6 @@ def schedule_one(scheduler: GenericScheduler, pod: Pod, explain: bool = False) -
     return Placement(pod, host, error, explanation, failed, volumes)
 
 
-def assume_volumes(scheduler: GenericScheduler, pod: Pod, host: str) -> list[VolumeAction]:
-    """Under the cluster's rules, the late-bound claims' bindings on ``host``, assumed as ``run`` assumes
-    them (a PV taken here is not offered to the next pod; a provisioned claim keeps to its node). The
-    simulation never binds: the assumptions stay."""
-    binder = volume_binder_of(scheduler.predicates)
-    if binder is None:
-        return []
-    volumes = decide_pod_volumes(binder, pod, host)
-    if volumes is None or volumes.empty:
-        return []
-    assume_pod_volumes(scheduler.cluster, volumes)
-    return volumes.actions()
-
-
 def _failed_nodes(e: Explanation) -> dict[str, list[str]] | None:
     """The FitError's reasons per node, read back from an explanation (None if the error was not a FitError)."""
     failed = {}
@@ -168,8 +89,6 @@ def simulate(
     pod_priority: bool = False,
 ) -> SimulationResult:
     if pod_priority:  # gate PodPriority: priority queue, nominations, preemption
-        from .priority import simulate_with_priority
-
         return simulate_with_priority(snapshot, build, scheduler_name=scheduler_name, explain=explain, progress=progress)
     cluster = snapshot.cluster_state()
     scheduler = build(cluster)
@@ -181,14 +100,6 @@ def simulate(
         if progress:
             progress(1)
     return SimulationResult(placements, before, NodeUsage.of(cluster), cluster, gated=gated)
-
-
-def split_gated(pending: Sequence[Pod]) -> tuple[list[Pod], list[Pod]]:
-    """(the pods that are queued, the gated pods that are not), each in queue order (cluster rules)."""
-    gated = [p for p in pending if is_gated(p)]
-    for pod in gated:
-        log.info("gated pod=%s gates=%s", pod.ref, ",".join(pod.scheduling_gates))
-    return [p for p in pending if not is_gated(p)], gated
 
 
 def explain_pod(snapshot: Snapshot, pod: Pod, build: SchedulerBuilder) -> Explanation:
