@@ -136,6 +136,8 @@ class Daemon:
         self.election_rest = RestClient(api_client(kubeconfig, None, cfg.master or None),
                                         qps=conn.qps, burst=conn.burst,
                                         user_agent=f"policy-scheduler/{__version__} leader-election")
+        for client in (self.rest, self.election_rest):  # rest_client_requests_total, ..._latency_seconds
+            client.observer = self.metrics.observe_request
         self.source = self._algorithm_source()
         self._algorithm = self._build(self.source)
         le = cfg.leader_election

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -75,6 +75,24 @@ def status_error(status: int, body: bytes | str | None, fallback_reason: str = "
     return ApiError(status, fallback_reason, text.strip() or fallback_reason)
 
 
+def url_template(path: str) -> str:
+    """client-go's ``finalURLTemplate``: the path with the namespace and the object name replaced
+    (``/api/v1/namespaces/{namespace}/pods/{name}/binding``), so metric labels stay few."""
+    parts = path.split("/")
+    if len(parts) < 4 or parts[1] not in ("api", "apis"):
+        return path  # /readyz, /version, discovery
+    start = 3 if parts[1] == "api" else 4  # after /api/v1 or /apis/<group>/<version>
+    out, rest = parts[:start], parts[start:]
+    if len(rest) > 2 and rest[0] == "namespaces":
+        out += ["namespaces", "{namespace}"]
+        rest = rest[2:]
+    if rest:
+        out.append(rest[0])
+        if len(rest) > 1:
+            out += ["{name}", *rest[2:]]
+    return "/".join(out)
+
+
 class TokenBucket:
     """client-go's ``flowcontrol.NewTokenBucketRateLimiter(qps, burst)``: ``take`` blocks for a token.
 
@@ -114,6 +132,8 @@ class RestClient:
         self._auth_at = -AUTH_REFRESH
         #: Told of every failure that may mean the server is gone (:mod:`.reachability` listens).
         self.on_unavailable: Callable[[ApiError], None] | None = None
+        #: Told of every request: (method, url template, host, status or 0, seconds); the daemon's metrics.
+        self.observer: Callable[[str, str, str, int, float], None] | None = None
 
     @property
     def host(self) -> str:
@@ -142,14 +162,23 @@ class RestClient:
             headers["Content-Type"] = content_type or JSON
         params = {k: v for k, v in (query or {}).items() if v is not None}
         url = self.host + path + ("?" + urlencode(params) if params else "")
+        started = time.monotonic()
+        status = 0
         try:
-            return self.api.rest_client.request(
+            response = self.api.rest_client.request(
                 method, url, headers=headers, body=body, _request_timeout=timeout or (10.0, self.timeout)
             ).response
+            status = response.status
+            return response
         except ApiException as e:  # raised by the REST layer for some transport failures
+            status = e.status or 0
             raise self._unavailable(ApiError(e.status or 0, e.reason or "", str(e.body or e.reason))) from None
         except (HTTPError, OSError) as e:
             raise self._unavailable(ApiError(0, "", f"{method} {path}: {e}")) from None
+        finally:
+            if self.observer is not None:
+                self.observer(method, url_template(path), urlsplit(self.host).netloc, status,
+                              time.monotonic() - started)
 
     def probe(self, path: str, timeout: float) -> int:
         """The HTTP status of one GET of ``path`` (``/readyz``): outside the rate limiter and without the
