@@ -62,11 +62,14 @@ class Requeuer:
                     return
                 _, key, unschedulable = heapq.heappop(self._heap)
                 self._waiting.discard(key)
-            pod = self.lookup(key)
-            if pod is None:
-                log.debug("A pod %s no longer needs scheduling", key)
-                continue
-            self.queue.add_unschedulable_if_not_present(pod, unschedulable)
+            try:
+                pod = self.lookup(key)
+                if pod is None:
+                    log.debug("A pod %s no longer needs scheduling", key)
+                    continue
+                self.queue.add_unschedulable_if_not_present(pod, unschedulable)
+            except Exception:  # one pod's bad copy must not end every later re-queue
+                log.exception("re-queueing pod %s failed", key)
 
     def stop(self) -> None:
         with self._cond:

@@ -11,6 +11,7 @@ from policy_scheduler.cache.scheduler_cache import SchedulerCache
 from policy_scheduler.kube.binder import BindOutcome
 from policy_scheduler.kube.metrics import SchedulerMetrics
 from policy_scheduler.kube.reachability import read_until_answered
+from policy_scheduler.kube.requeuer import Requeuer
 from policy_scheduler.kube.rest import ApiError
 from policy_scheduler.kube.scheduler import SchedulingLoop
 from policy_scheduler.model.pod import Pod
@@ -176,3 +177,27 @@ def test_read_until_answered():
     assert e.value is failing
     stop.set()
     assert read_until_answered(read, None, stop, "test") is None
+
+
+def test_the_requeuer_survives_a_failing_lookup(caplog):
+    """A lookup that raises loses that one re-queue (logged), not every later one."""
+    queue = FIFO()
+    calls: list[str] = []
+
+    def lookup(key: str) -> Pod | None:
+        calls.append(key)
+        if len(calls) == 1:
+            raise RuntimeError("a corrupt informer copy")
+        return pod_p()
+
+    requeuer = Requeuer(queue, lookup, None)
+    requeuer.start()
+    try:
+        requeuer.requeue(pod_p(), unschedulable=False)
+        wait_until(lambda: calls, 5, interval=0.005, what="the first lookup")
+        requeuer.requeue(pod_p(), unschedulable=False)
+        assert queue.pop(5).name == "p"
+        assert "re-queueing pod default/p failed" in caplog.text
+    finally:
+        requeuer.stop()
+        queue.close()
