@@ -50,9 +50,8 @@ class Reachability:
         self.probe_timeout = probe_timeout
         self._monotonic = clock
         self._cond = threading.Condition()
-        self._reachable = True
         self._suspected = False
-        self._down_since: float | None = None
+        self._down_since: float | None = None  # None while the server is reachable
         self._downtime = 0.0
         self._recoveries = 0
         self._stopped = False
@@ -63,7 +62,7 @@ class Reachability:
     def suspect(self, error: ApiError) -> None:
         """A request failed in a way that may mean the server is gone: let the prober find out."""
         with self._cond:
-            if self._stopped or self._suspected or not self._reachable:
+            if self._stopped or self._suspected or not self.reachable:
                 return
             self._suspected = True
             log.debug("API server suspected unreachable: %s", error)
@@ -75,7 +74,7 @@ class Reachability:
     # -- what the daemon asks -----------------------------------------------------------------------
     @property
     def reachable(self) -> bool:
-        return self._reachable
+        return self._down_since is None
 
     @property
     def recoveries(self) -> int:
@@ -90,17 +89,13 @@ class Reachability:
                 down += self._monotonic() - self._down_since
             return self._monotonic() - down
 
-    def wait_reachable(self, stop: threading.Event, timeout: float | None = None) -> bool:
-        """Block while the server is known to be unreachable (until ``stop`` or ``timeout``); True once it
-        is reachable (or once this tracker is stopped: nobody would say otherwise)."""
-        deadline = None if timeout is None else self._monotonic() + timeout
+    def wait_reachable(self, stop: threading.Event) -> bool:
+        """Block while the server is known to be unreachable (until ``stop``); True once it is reachable (or
+        once this tracker is stopped: nobody would say otherwise)."""
         with self._cond:
-            while not self._reachable and not self._stopped and not stop.is_set():
-                left = None if deadline is None else deadline - self._monotonic()
-                if left is not None and left <= 0:
-                    break
-                self._cond.wait(min(left, 0.2) if left is not None else 0.2)  # 0.2: notice ``stop``
-            return self._reachable or self._stopped
+            while not self.reachable and not self._stopped and not stop.is_set():
+                self._cond.wait(0.2)  # 0.2: notice ``stop``
+            return self.reachable or self._stopped
 
     def wait_retry(self, delay: float, stop: threading.Event) -> None:
         """Wait before retrying a failed request: while the server is unreachable, until it is back; else
@@ -110,7 +105,7 @@ class Reachability:
             start = self._recoveries
             while not stop.is_set() and self._recoveries == start:
                 left = deadline - self._monotonic()
-                if self._stopped or (self._reachable and not self._suspected):
+                if self._stopped or (self.reachable and not self._suspected):
                     if left <= 0:
                         return
                     self._cond.wait(min(left, 0.2))
@@ -128,7 +123,7 @@ class Reachability:
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._stopped and self._reachable and not self._suspected:
+                while not self._stopped and self.reachable and not self._suspected:
                     self._cond.wait()
                 if self._stopped:
                     return
@@ -136,10 +131,10 @@ class Reachability:
             with self._cond:
                 if ok:
                     self._suspected = False
-                    if not self._reachable:
+                    if not self.reachable:
                         self._mark_reachable()
                     continue
-                if self._reachable:
+                if self.reachable:
                     self._mark_unreachable(detail)
                 self._cond.wait(self.probe_interval)
 
@@ -161,7 +156,6 @@ class Reachability:
         return False, f"GET {path}: {status}"
 
     def _mark_unreachable(self, detail: str) -> None:
-        self._reachable = False
         self._down_since = self._monotonic()
         log.warning("API server %s unreachable (%s): scheduling paused, binds with unknown outcome kept assumed",
                     self.rest.host, detail)
@@ -174,7 +168,6 @@ class Reachability:
         outage = self._monotonic() - self._down_since
         self._downtime += outage
         self._down_since = None
-        self._reachable = True
         self._recoveries += 1
         log.info("API server %s reachable again after %.1fs: scheduling resumed", self.rest.host, outage)
         if self.metrics is not None:
