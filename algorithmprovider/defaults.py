@@ -12,6 +12,7 @@ import logging
 from policy_scheduler import fastpath
 from policy_scheduler.algorithm import PluginFactoryArgs, PriorityConfigFactory
 from policy_scheduler.fastpath import predicates as fast_predicates
+from policy_scheduler.fastpath import preemption as fast_preemption
 from policy_scheduler.fastpath import priorities as fast_priorities
 from policy_scheduler.fastpath import topology_spread as fast_topology_spread
 from policy_scheduler.features import FeatureGates
@@ -32,6 +33,7 @@ from policy_scheduler.predicates import (
     pod_match_node_selector,
     pod_tolerates_node_taints,
 )
+from policy_scheduler.predicates.label_presence import NodeLabelChecker
 from policy_scheduler.predicates.topology_spread import new_pod_topology_spread_predicate
 from policy_scheduler.priorities import (
     PriorityMetadataFactory,
@@ -77,24 +79,46 @@ for _reference, _form in (
     (calculate_node_prefer_avoid_pods_priority_map, fast_priorities.node_prefer_avoid_pods),
 ):
     fastpath.attach(_reference, _form)
+# What preemption's arithmetic may assume about each (fastpath.preemption); undeclared ones leave it to the reference.
+for _reference, _declaration in (
+    (pod_fits_resources, fast_preemption.adds_up_requests),
+    (general_predicates, fast_preemption.general_predicates),
+    (pod_fits_host, fast_preemption.ignores_pods),
+    (pod_fits_host_ports, fast_preemption.ignores_pods_unless(fast_preemption.has_host_ports)),
+    (pod_match_node_selector, fast_preemption.ignores_pods),
+    (check_node_condition, fast_preemption.ignores_pods),
+    (check_node_memory_pressure, fast_preemption.ignores_pods),
+    (check_node_disk_pressure, fast_preemption.ignores_pods),
+    (pod_tolerates_node_taints, fast_preemption.ignores_pods),
+    (no_disk_conflict, fast_preemption.ignores_pods_unless(fast_preemption.has_volumes)),
+    (NodeLabelChecker, fast_preemption.ignores_pods),
+):
+    fast_preemption.declare(_reference, _declaration)
+_UNLESS_VOLUMES = fast_preemption.ignores_pods_unless(fast_preemption.has_volumes)
 fastpath.attach(calculate_node_affinity_priority_map, fast_priorities.node_affinity, calculate_node_affinity_priority_reduce)
 fastpath.attach(compute_taint_toleration_priority_map, fast_priorities.taint_toleration, compute_taint_toleration_priority_reduce)
 
 
 def _volume_count(filter_name: str):
-    return lambda args: fastpath.attach(new_max_pd_volume_count_predicate(filter_name, args), fast_predicates.no_volumes)
+    return lambda args: _volume_predicate(new_max_pd_volume_count_predicate(filter_name, args), fast_predicates.no_volumes)
 
 
 def _volume_zone(args: PluginFactoryArgs):
-    return fastpath.attach(new_volume_zone_predicate(args), fast_predicates.no_volumes)
+    return _volume_predicate(new_volume_zone_predicate(args), fast_predicates.no_volumes)
 
 
 def _volume_binding(args: PluginFactoryArgs):
-    return fastpath.attach(new_volume_binding_predicate(args), fast_predicates.volume_binding(args.feature_gates))
+    return _volume_predicate(new_volume_binding_predicate(args), fast_predicates.volume_binding(args.feature_gates))
+
+
+def _volume_predicate(predicate, form):
+    fast_preemption.declare(predicate, _UNLESS_VOLUMES)
+    return fastpath.attach(predicate, form)
 
 
 def _pod_affinity(args: PluginFactoryArgs):
     checker = new_pod_affinity_predicate(args)
+    fast_preemption.declare(checker, fast_preemption.ignores_pods_unless(fast_preemption.has_affinity_terms))
     return fastpath.attach(checker, fast_predicates.inter_pod_affinity(checker))
 
 
@@ -110,7 +134,9 @@ def _inter_pod_affinity(args: PluginFactoryArgs):
 
 def _pod_topology_spread_predicate(args: PluginFactoryArgs):
     form = fast_topology_spread.filter_form(args.feature_gates.cluster_rules)
-    return fastpath.attach(new_pod_topology_spread_predicate(args), form)
+    predicate = new_pod_topology_spread_predicate(args)
+    fast_preemption.declare(predicate, fast_preemption.ignores_pods_unless(fast_preemption.has_topology_spread))
+    return fastpath.attach(predicate, form)
 
 
 def _pod_topology_spread_priority(args: PluginFactoryArgs):

@@ -525,13 +525,20 @@ class GenericScheduler:
 
     # -- the vectorised path ---------------------------------------------------------------------
     def _schedule_vectorized(self, pod: Pod) -> str | None:
-        """The host, or None to let the reference path decide (nothing fits, or something errors)."""
+        """The host, or None to let the reference path decide (something errors, or it must explain).
+        Raises FitError when no node fits."""
         cols = self.columns
         assert cols is not None
         cols.refresh()
-        candidates = self._filter_vectorized(pod, cols)
-        if candidates is None or not candidates.size:
+        filtered = self._filter_vectorized(pod, cols)
+        if filtered is None:
             return None
+        candidates, verdicts, meta = filtered
+        if not candidates.size:
+            failed = self._failed_vectorized(pod, meta, cols, verdicts)
+            if failed is None:
+                return None
+            raise FitError(pod, len(cols.names), failed)
         if self.extenders:
             kept = self._extender_filter_vectorized(pod, cols, candidates)
             if len(kept) == 1:
@@ -582,12 +589,17 @@ class GenericScheduler:
             return None
         return np.array(rows, dtype=np.int64)
 
-    def _filter_vectorized(self, pod: Pod, cols: NodeColumns) -> np.ndarray | None:
+    def _filter_vectorized(
+        self, pod: Pod, cols: NodeColumns
+    ) -> tuple[np.ndarray, list[tuple[FitPredicate, np.ndarray]], Any] | None:
+        """The rows where the pod fits, each predicate's verdicts and the metadata; None when a predicate
+        errs somewhere (the reference path then decides, and raises)."""
         algorithms = self.algorithms_for(pod)
         if not algorithms.predicates:
-            return np.arange(len(cols.names))
+            return np.arange(len(cols.names)), [], None
         meta = self.predicate_metadata_producer(pod, self.cluster.node_infos)
         mask = np.ones(len(cols.names), dtype=bool)
+        verdicts = []
         for predicate, form in algorithms.predicate_forms:
             fits = form(pod, meta, cols) if form is not None else None
             if fits is None:
@@ -597,10 +609,39 @@ class GenericScheduler:
                         fits[i] = predicate(pod, meta, info)[0]
                     except PredicateError:
                         return None
+            verdicts.append((predicate, fits))
             mask &= fits
         if self.nominated_pods is not None and not self._nominated_verdicts(pod, meta, cols, mask):
             return None
-        return np.flatnonzero(mask)
+        return np.flatnonzero(mask), verdicts, meta
+
+    def _failed_vectorized(
+        self, pod: Pod, meta: Any, cols: NodeColumns, verdicts: list[tuple[FitPredicate, np.ndarray]]
+    ) -> dict[str, list[str]] | None:
+        """Every node's failure reasons when none fits, as the reference path would give them: on each node
+        only the predicates whose verdict was False run (a passing predicate adds no reason), in order; a
+        node holding nominated pods gets the whole reference two-pass check. None if a predicate errs."""
+        nominated = set()
+        if self.nominated_pods is not None:
+            nominated = {name for name in self.nominated_pods.nominated_nodes()
+                         if nominated_elsewhere(self.nominated_pods, pod, name)}
+        failed: dict[str, list[str]] = {}
+        try:
+            for i, info in enumerate(cols.infos):
+                name = cols.names[i]
+                if name in nominated:
+                    reasons = self.pod_fits_on_node(pod, meta, info)
+                else:
+                    reasons = []
+                    for predicate, fits in verdicts:
+                        if not fits[i]:
+                            reasons.extend(predicate(pod, meta, info)[1])
+                if not reasons:
+                    return None  # the reference would let this node through: it decides
+                failed[name] = reasons
+        except PredicateError:
+            return None
+        return failed
 
     def _nominated_verdicts(self, pod: Pod, meta: Any, cols: NodeColumns, mask: np.ndarray) -> bool:
         """Replace the vectorised verdict of each node holding nominated pods by the reference two-pass

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import PredicateError, SchedulingError
+from ..fastpath.preemption import VictimArithmetic
 from ..model.disruption import PodDisruptionBudget
 from ..model.node import Node
 from ..model.pod import Pod
@@ -56,10 +57,12 @@ from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, in
 from .fit_error import NO_NODES_AVAILABLE, FitError
 from .modern_pods import NOT_ELIGIBLE_PREEMPTION_NEVER, never_preempts
 from .nominated import NominatedPodLister, nominated_elsewhere, nominated_node_of
+from .victims import Victims, VictimSelection, lower_priority_pods, reprieve
 
 if TYPE_CHECKING:
     from ..cache.cluster import ClusterState
     from ..cache.node_info import NodeInfo
+    from .columns import NodeColumns
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +75,10 @@ class PreemptingScheduler(Protocol):
     extenders: Sequence[SchedulerExtender]
     nominated_pods: NominatedPodLister | None
     predicate_metadata_producer: Callable[[Pod, Mapping[str, NodeInfo]], Any]
+    columns: NodeColumns | None
+
+    def algorithms_for(self, pod: Pod) -> Any:
+        ...
 
     def pod_fits_on_node(self, pod: Pod, meta: Any, info: NodeInfo | None) -> list[str]:
         ...
@@ -102,16 +109,6 @@ NOT_CHOSEN = "not chosen"
 NOT_HELPFUL = "preemption would not help"
 DOES_NOT_FIT = "does not fit"
 EXTENDER_REJECTED = "rejected by an extender"
-
-
-@dataclass(slots=True)
-class Victims:
-    """``Victims``: the pods to evict on one node, highest priority first, and how many of them a
-    PodDisruptionBudget protects; ``pdbs`` maps each such victim's key to the budget it violates."""
-
-    pods: list[Pod]
-    num_pdb_violations: int = 0
-    pdbs: dict[str, PodDisruptionBudget] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -172,28 +169,9 @@ def nodes_where_preemption_might_help(nodes: Sequence[Node], failed_predicates: 
     return [n for n in nodes if not unresolvable_reasons(failed_predicates.get(n.name, ()))]
 
 
-def pdb_blocking(pod: Pod, pdbs: Iterable[PodDisruptionBudget]) -> PodDisruptionBudget | None:
-    """The first budget covering ``pod`` that allows no more disruptions (``filterPodsWithPDBViolation``)."""
-    for pdb in pdbs:
-        if pdb.selects(pod) and pdb.disruptions_allowed <= 0:
-            return pdb
-    return None
-
-
 def _copy_metadata(meta: Any) -> Any:
     shallow_copy = getattr(meta, "shallow_copy", None)
     return shallow_copy() if shallow_copy is not None else meta
-
-
-@dataclass(slots=True)
-class VictimSelection:
-    """One node's ``selectVictimsOnNode``: whether the preemptor fits once evictions are done, the
-    victims, the failure reasons when it does not fit, and how many lower-priority pods were removed."""
-
-    fits: bool
-    victims: Victims | None = None
-    reasons: list[str] = field(default_factory=list)
-    removed: int = 0
 
 
 def select_victims_on_node(
@@ -221,11 +199,9 @@ def select_victims_on_node(
             except MetadataError:
                 pass
 
-    potential = [p for p in info.pods if p.priority < pod.priority]
+    potential = lower_priority_pods(info.pods, pod.priority)
     for p in potential:
         remove(p)
-    # util.HigherPriorityPod through sort.Sort; stable here (equal priorities keep NodeInfo order).
-    potential.sort(key=lambda p: -p.priority)
     try:
         reasons = scheduler.pod_fits_on_node(pod, meta, info)
     except PredicateError as e:
@@ -234,18 +210,7 @@ def select_victims_on_node(
     if reasons:
         return VictimSelection(False, reasons=[str(r) for r in reasons], removed=len(potential))
 
-    victims = Victims([])
-    violating, non_violating = [], []
-    blocking: dict[str, PodDisruptionBudget] = {}
-    for p in potential:
-        pdb = pdb_blocking(p, pdbs)
-        if pdb is not None:
-            blocking[p.key] = pdb
-            violating.append(p)
-        else:
-            non_violating.append(p)
-
-    def reprieve(p: Pod) -> bool:
+    def keep(p: Pod) -> bool:
         add(p)
         try:
             fits = not scheduler.pod_fits_on_node(pod, meta, info)
@@ -253,17 +218,9 @@ def select_victims_on_node(
             fits = False
         if not fits:
             remove(p)
-            victims.pods.append(p)
-            log.debug("Pod %s is a potential preemption victim on node %s.", p.ref, info.name)
         return fits
 
-    for p in violating:
-        if not reprieve(p):
-            victims.num_pdb_violations += 1
-            victims.pdbs[p.key] = blocking[p.key]
-    for p in non_violating:
-        reprieve(p)
-    return VictimSelection(True, victims, removed=len(potential))
+    return VictimSelection(True, reprieve(potential, pdbs, keep, info.name), removed=len(potential))
 
 
 def select_nodes_for_preemption(
@@ -271,12 +228,22 @@ def select_nodes_for_preemption(
     outcomes: dict[str, NodePreemption] | None = None,
 ) -> dict[str, Victims]:
     """``selectNodesForPreemption``: the victims on every potential node where evictions make room, in
-    node order. ``outcomes`` (optional) receives each rejected node's reasons."""
+    node order. ``outcomes`` (optional) receives each rejected node's reasons.
+
+    On the vectorised path (``scheduler.columns`` set), a node is first asked by arithmetic
+    (:class:`~policy_scheduler.fastpath.preemption.VictimArithmetic`) when the preemptor's predicates
+    allow it; the reference decides every node the arithmetic leaves open, and every node where the
+    preemptor does not fit (it alone says why).
+    """
     infos = scheduler.cluster.node_infos
     meta = scheduler.predicate_metadata_producer(pod, infos)
+    arithmetic = VictimArithmetic.plan(scheduler, pod, meta) if scheduler.columns is not None else None
     result: dict[str, Victims] = {}
     for node in potential_nodes:
-        selection = select_victims_on_node(scheduler, pod, _copy_metadata(meta), infos.get(node.name), pdbs)
+        info = infos.get(node.name)
+        selection = arithmetic.select(info, pdbs) if arithmetic is not None and info is not None else None
+        if selection is None:
+            selection = select_victims_on_node(scheduler, pod, _copy_metadata(meta), info, pdbs)
         if selection.fits:
             assert selection.victims is not None
             result[node.name] = selection.victims

@@ -33,6 +33,21 @@ def pod_fits_resources(pod: Pod, meta: PredicateMetadata | None, node_info: Node
     return not fails, fails
 
 
+def resources_fit(request: Resource, requested: Resource, pod_count: int, allocatable: Resource) -> bool:
+    """PodFitsResources' verdict from numbers alone (preemption's arithmetic): ``pod_count`` pods
+    requesting ``requested`` already on a node with ``allocatable``, and one more asking for ``request``."""
+    if pod_count + 1 > allocatable.allowed_pod_number:
+        return False
+    if request.is_zero_request():
+        return True
+    if (allocatable.milli_cpu < request.milli_cpu + requested.milli_cpu
+            or allocatable.memory < request.memory + requested.memory
+            or allocatable.nvidia_gpu < request.nvidia_gpu + requested.nvidia_gpu
+            or allocatable.ephemeral_storage < request.ephemeral_storage + requested.ephemeral_storage):
+        return False
+    return all(allocatable.scalar.get(n, 0) >= v + requested.scalar.get(n, 0) for n, v in request.scalar.items())
+
+
 def _insufficient(request: Resource, requested: Resource, allocatable: Resource) -> list[str]:
     """One reason per resource whose allocatable is strictly less than request + requested."""
     checks = (

@@ -80,14 +80,15 @@ def node(name: str, labels: dict[str, str] | None = None) -> Node:
                  "status": {"capacity": resources, "allocatable": resources}})
 
 
-def scheduler_for(nodes: list[Node], pods: list[Pod], predicates: list[str], extenders=()) -> GenericScheduler:
+def scheduler_for(nodes: list[Node], pods: list[Pod], predicates: list[str], extenders=(),
+                  vectorized: bool = True) -> GenericScheduler:
     cluster = ClusterState()
     for n in nodes:
         cluster.add_node(n)
     for p in pods:
         cluster.add_pod(p)
     return create_from_keys(predicates, ["EqualPriority"], cluster=cluster, registry=conformance_registry(),
-                            extenders=list(extenders))
+                            extenders=list(extenders), vectorized=vectorized)
 
 
 def check_victims(expected: dict[str, set[str]], got: dict[str, Victims]) -> None:
@@ -202,6 +203,22 @@ POD_AFFINITY = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution"
 POD_AFFINITY_AND_ANTI_AFFINITY = {**POD_AFFINITY, "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
     "labelSelector": {"matchExpressions": [{"key": "service", "operator": "NotIn", "values": ["blah", "foo"]}]},
     "topologyKey": "region"}]}}
+
+@pytest.mark.parametrize("vectorized", [True, False], ids=["arithmetic", "reference"])
+def test_required_affinity_to_a_victim_rules_the_node_out(vectorized):
+    """The preemptor's required affinity names the only matching pod, a lower-priority one on machine1 that
+    must go to make room: with it removed the affinity fails, so no node can take the preemptor (the
+    arithmetic must leave such a preemptor to the reference, whose first check removes every such pod)."""
+    nodes = [node("machine1", {"hostname": "machine1"}), node("machine2", {"hostname": "machine2"})]
+    pods = [pod("a", LOW, LARGE, "machine1", labels={"service": "securityscan"}), pod("b", LOW, LARGE, "machine2")]
+    scheduler = scheduler_for(nodes, pods, [RESOURCES, "MatchInterPodAffinity"], vectorized=vectorized)
+    preemptor = pod("p", HIGH, LARGE, affinity=POD_AFFINITY)
+    with pytest.raises(FitError) as error:
+        scheduler.schedule(preemptor)
+    result = preempt(scheduler, preemptor, error.value)
+    assert result.node is None and not select_nodes_for_preemption(scheduler, preemptor, nodes, pdbs=())
+    assert [n.outcome for n in result.nodes.values()] == [DOES_NOT_FIT, DOES_NOT_FIT]
+
 
 MIGHT_HELP_ROWS = [
     ("No node should be attempted",

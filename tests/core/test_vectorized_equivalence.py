@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from policy_scheduler.api import load_policy
 from policy_scheduler.cache.cluster import ClusterState
+from policy_scheduler.core.fit_error import FitError
 from policy_scheduler.errors import PredicateError, PriorityError, SchedulingError
 from policy_scheduler.factory import create_from_policy, create_from_provider
 from policy_scheduler.fastpath import predicate_form, priority_form
@@ -182,6 +183,8 @@ def build(kind, cluster, vectorized):
 def outcome(scheduler, pod):
     try:
         host = scheduler.schedule(pod)
+    except FitError as e:  # every node's reasons, in order (the vectorised path asks only failed predicates)
+        return None, (str(e), {n: [str(r) for r in rs] for n, rs in e.failed_predicates.items()})
     except SchedulingError as e:
         return None, str(e)
     scheduler.cluster.assume(pod, host)

@@ -1,0 +1,196 @@
+"""Preemption's victims by arithmetic, for preemptors whose predicates only add up requests.
+
+``selectVictimsOnNode`` asks each node the same question many times: does the preemptor fit with every
+lower-priority pod removed, then with each re-added in turn? The reference answers by running every
+predicate on a copy of the NodeInfo each time. For most preemptors the answer needs far less: every
+predicate either ignores the pods on the node (node selector, taints, conditions; volume predicates for a
+pod without volumes; inter-pod affinity when neither the pod nor any existing pod has a term that
+concerns it) or reads only their summed requests and their number (PodFitsResources). The first kind
+gives the same verdict whatever pods are on the node, so it is asked once; the second is arithmetic.
+
+Each predicate declares which kind it is for a given pod (:func:`declare`, done where the built-ins are
+registered). A predicate without a declaration, or one whose declaration says "it depends" for this pod
+(host ports, volumes, affinity terms, topology spread, ServiceAffinity, any plugin), leaves the whole
+attempt to the reference. So does a node where the arithmetic cannot be sure (nominated pods with
+affinity terms) or where the preemptor does not fit even with its victims gone (the reference says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..core.nominated import nominated_elsewhere
+from ..core.victims import VictimSelection, lower_priority_pods, reprieve
+from ..errors import PredicateError
+from ..predicates.host import pod_fits_host
+from ..predicates.node_selector import pod_match_node_selector
+from ..predicates.resources import pod_request, resources_fit
+from . import predicate_form
+
+if TYPE_CHECKING:
+    from ..cache.node_info import NodeInfo
+    from ..model.disruption import PodDisruptionBudget
+    from ..model.pod import Pod
+
+DEPENDENCE = "preemption_dependence"
+
+
+@dataclass(frozen=True, slots=True)
+class Dependence:
+    """How a predicate's verdict for one pod depends on the pods on the node: ``resources`` when it
+    includes PodFitsResources, and ``checks``, the predicates (itself, or its parts) whose verdict no pod
+    on the node changes."""
+
+    resources: bool = False
+    checks: tuple[Callable[..., Any], ...] = ()
+
+
+Declaration = Callable[[Any, "Pod", Any], "Dependence | None"]
+
+
+def declare(reference: Any, declaration: Declaration) -> Any:
+    """Attach ``declaration(predicate, pod, meta) -> Dependence | None`` to a predicate (or its class)."""
+    setattr(reference, DEPENDENCE, staticmethod(declaration) if isinstance(reference, type) else declaration)
+    return reference
+
+
+def dependence(predicate: Any, pod: Pod, meta: Any) -> Dependence | None:
+    declaration = getattr(predicate, DEPENDENCE, None)
+    return declaration(predicate, pod, meta) if declaration is not None else None
+
+
+# -- declarations ----------------------------------------------------------------------------------
+def ignores_pods(predicate: Any, pod: Pod, meta: Any) -> Dependence:
+    """The verdict reads the node (and the pod) only."""
+    return Dependence(checks=(predicate,))
+
+
+def adds_up_requests(predicate: Any, pod: Pod, meta: Any) -> Dependence:
+    """PodFitsResources."""
+    return Dependence(resources=True)
+
+
+def ignores_pods_unless(depends: Callable[[Pod, Any], bool]) -> Declaration:
+    """The verdict reads the node only, unless ``depends(pod, meta)``."""
+    def declaration(predicate: Any, pod: Pod, meta: Any) -> Dependence | None:
+        return None if depends(pod, meta) else Dependence(checks=(predicate,))
+
+    return declaration
+
+
+def has_volumes(pod: Pod, meta: Any) -> bool:
+    return bool(pod.volumes)
+
+
+def has_host_ports(pod: Pod, meta: Any) -> bool:
+    return bool(pod.host_ports)
+
+
+def has_topology_spread(pod: Pod, meta: Any) -> bool:
+    return bool(pod.topology_spread)
+
+
+def has_affinity_terms(pod: Pod, meta: Any) -> bool:
+    """The pod has inter-pod (anti-)affinity terms, or an existing pod's anti-affinity term matches it
+    (removing or re-adding that pod would change the verdict); without metadata, assume so."""
+    return pod.has_pod_affinity_constraints or meta is None or bool(meta.matching_anti_affinity_terms)
+
+
+def general_predicates(predicate: Any, pod: Pod, meta: Any) -> Dependence | None:
+    """GeneralPredicates: PodFitsResources, and host name and node selector (host ports depend on pods)."""
+    if pod.host_ports:
+        return None
+    return Dependence(resources=True, checks=(pod_fits_host, pod_match_node_selector))
+
+
+# -- the arithmetic --------------------------------------------------------------------------------
+class VictimArithmetic:
+    """``selectVictimsOnNode`` for one preemptor by arithmetic: built by :meth:`plan` (None when a
+    predicate's verdict may depend on the pods in another way), asked per node by :meth:`select`."""
+
+    def __init__(self, scheduler: Any, pod: Pod, meta: Any, resources: bool, checks: Sequence[Callable[..., Any]]) -> None:
+        self.pod = pod
+        self.meta = meta
+        self.resources = resources
+        self.request = pod_request(pod, meta)
+        self.nominated = scheduler.nominated_pods
+        self.columns = scheduler.columns
+        # Checks with a vectorised form are asked for every node at once; the others node by node.
+        self.masks = []
+        self.per_node = []
+        if self.columns is not None:
+            self.columns.refresh()
+        for check in dict.fromkeys(checks):
+            form = predicate_form(check) if self.columns is not None else None
+            mask = form(pod, meta, self.columns) if form is not None else None
+            if mask is None:
+                self.per_node.append(check)
+            else:
+                self.masks.append(mask)
+
+    @classmethod
+    def plan(cls, scheduler: Any, pod: Pod, meta: Any) -> VictimArithmetic | None:
+        resources = False
+        checks: list[Callable[..., Any]] = []
+        for _, predicate in scheduler.algorithms_for(pod).ordered_predicates:
+            dep = dependence(predicate, pod, meta)
+            if dep is None:
+                return None
+            resources = resources or dep.resources
+            checks.extend(dep.checks)
+        return cls(scheduler, pod, meta, resources, checks)
+
+    def _checks_pass(self, info: NodeInfo) -> bool:
+        """Every pod-independent check passes on the node; False also when unsure (a check errs, or the
+        columns do not describe the node): the reference then decides."""
+        if self.masks:
+            row = self.columns.index.get(info.name)
+            if row is None or self.columns.infos[row] is not info or not all(mask[row] for mask in self.masks):
+                return False
+        return all(self._run(check, info) for check in self.per_node)
+
+    def _run(self, check: Callable[..., Any], info: NodeInfo) -> bool:
+        try:
+            return check(self.pod, self.meta, info)[0]
+        except PredicateError:
+            return False
+
+    def select(self, info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> VictimSelection | None:
+        """The node's victims, or None to let the reference decide (and explain)."""
+        if info.node is None:
+            return None
+        if not self._checks_pass(info):
+            return None
+        pod = self.pod
+        potential = lower_priority_pods(info.pods, pod.priority)
+        if not self.resources:
+            return VictimSelection(True, reprieve(potential, pdbs, lambda p: True, info.name), removed=len(potential))
+        requested = info.requested.clone()
+        for p in potential:
+            requested.sub(p.container_request)
+        count = len(info.pods) - len(potential)
+        if self.nominated is not None:
+            # addNominatedPods' first pass; the second (without them) cannot fail where the first fits.
+            for p in nominated_elsewhere(self.nominated, pod, info.name):
+                if p.priority >= pod.priority:
+                    if p.has_pod_affinity_constraints:
+                        return None
+                    requested.add(p.container_request)
+                    count += 1
+        allocatable, request = info.allocatable, self.request
+        if not resources_fit(request, requested, count, allocatable):
+            return None
+        kept = count
+
+        def keep(p: Pod) -> bool:
+            nonlocal kept
+            requested.add(p.container_request)
+            if resources_fit(request, requested, kept + 1, allocatable):
+                kept += 1
+                return True
+            requested.sub(p.container_request)
+            return False
+
+        return VictimSelection(True, reprieve(potential, pdbs, keep, info.name), removed=len(potential))
