@@ -9,7 +9,7 @@ After a FitError the loop calls :meth:`Preemptor.attempt` while it still holds t
 3. in memory, at once: the queue records the preemptor's nomination and forgets the nominations to
    clear, so the very next decision counts the preemptor on its node (two-pass predicates) and no longer
    counts the pods it displaced;
-4. the API calls go to one worker thread, in 1.9's order: PATCH the preemptor's ``status`` subresource
+4. the API calls go to a worker (below), in 1.9's order: PATCH the preemptor's ``status`` subresource
    (JSON merge patch: the ``NominatedNodeName`` annotation, and ``status.nominatedNodeName``), DELETE each
    victim with its default grace period, a ``Normal`` ``Preempted`` event on each deleted victim, then
    PATCH away the nominations to clear (errors only logged). A failed PATCH or DELETE stops that
@@ -18,8 +18,12 @@ After a FitError the loop calls :meth:`Preemptor.attempt` while it still holds t
    victim is read back once the API server answers (gone, re-created or terminating: deleted; else the
    deletion failed); a nomination PATCH that got no reply because the server is gone is sent again;
 5. only then is the preemptor re-queued (not bound in this cycle; it is retried once its victims are
-   gone; after a failed call, after a per-pod back-off of 1 s doubling to 60 s). One worker keeps
-   preemptions in order: a later preemption's clearing never overtakes an earlier one's nomination.
+   gone; after a failed call, after a per-pod back-off of 1 s doubling to 60 s).
+
+Preemptions' API calls run on a pool of workers (1.9 made them on the scheduling goroutine, one after the
+other; at hundreds of preemptions a second that queue, not the decisions, set the pace), ordered per pod:
+a job waits for every earlier job that patches one of the same pods, so a later preemption's clearing
+never overtakes an earlier one's nomination.
 
 A preemptor is not eligible for another preemption while its API calls are in flight, nor while a victim
 it deleted is still shown without a deletion timestamp (the watch has not caught up): 1.9's eligibility
@@ -32,7 +36,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +60,9 @@ log = logging.getLogger(__name__)
 
 #: 1.10's spurious ``409 meaningful conflict`` on back-to-back patches of one object (envtest README).
 PATCH_RETRIES = 3
+
+#: Preemptions whose API calls run at once (each job's calls stay in 1.9's order).
+PREEMPTION_WORKERS = 8
 
 
 @dataclass
@@ -137,9 +144,10 @@ class Preemptor:
         self.lookup = lookup
         self.pdbs = pdbs
         self.backoff = PodBackoff()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="preempt")
+        self._worker = ThreadPoolExecutor(max_workers=PREEMPTION_WORKERS, thread_name_prefix="preempt")
         self._lock = threading.Condition()
         self._in_flight: set[str] = set()  # preemptors whose API calls are queued or running
+        self._last_job: dict[str, Future] = {}  # pod key -> the last job patching that pod
         self._unconfirmed: dict[str, list[Pod]] = {}  # preemptor -> victims deleted, not yet seen terminating
 
     # -- the loop (cache lock held) --------------------------------------------------------------------
@@ -193,9 +201,26 @@ class Preemptor:
         return "nominated", True
 
     def _submit(self, job: _Job) -> None:
+        """Queue the job's API calls behind every earlier job that patches one of its pods. The pool takes
+        jobs in order, so the earliest unfinished one never waits: no job waits forever."""
+        keys = {pod_key(job.pod), *(pod_key(p) for p in job.clear)}
         with self._lock:
             self._in_flight.add(pod_key(job.pod))
-        self._worker.submit(self._run, job)
+            before = [f for k in keys if (f := self._last_job.get(k)) is not None]
+            future = self._worker.submit(self._run_after, before, job)
+            for k in keys:
+                self._last_job[k] = future
+        future.add_done_callback(lambda f: self._forget_job(keys, f))
+
+    def _forget_job(self, keys: set[str], future: Future) -> None:
+        with self._lock:
+            for k in keys:
+                if self._last_job.get(k) is future:
+                    del self._last_job[k]
+
+    def _run_after(self, before: list[Future], job: _Job) -> None:
+        wait(before)
+        self._run(job)
 
     def _had_nomination(self, pod: Pod) -> bool:
         return bool(self.queue.node_for(pod) or nominated_node_of(pod))
