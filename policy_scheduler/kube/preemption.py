@@ -61,6 +61,9 @@ log = logging.getLogger(__name__)
 #: 1.10's spurious ``409 meaningful conflict`` on back-to-back patches of one object (envtest README).
 PATCH_RETRIES = 3
 
+#: DELETEs of one victim whose outcome stayed unknown and whose read-back showed it untouched, before giving up.
+DELETE_ATTEMPTS = 3
+
 #: Preemptions whose API calls run at once (each job's calls stay in 1.9's order).
 PREEMPTION_WORKERS = 8
 
@@ -329,21 +332,14 @@ class Preemptor:
 
     def _delete(self, victim: Pod) -> None:
         """DELETE with the pod's default grace period; the uid precondition spares a pod re-created under
-        the victim's name since the decision. An unknown outcome is settled by reading the victim back:
-        raises the DELETE's error only when the server shows the victim still there and not terminating."""
+        the victim's name since the decision. An unknown outcome is settled by reading the victim back once
+        the API server answers: gone, re-created or terminating is deleted; still there and not terminating
+        means the DELETE never took effect, and it is sent again (up to DELETE_ATTEMPTS in all). Raises the
+        DELETE's error when that does not succeed."""
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if victim.uid:
             body["preconditions"] = {"uid": victim.uid}
         path = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
-        try:
-            self.rest.delete(path, body=body)
-            return
-        except ApiError as e:
-            if not e.indefinite:
-                raise
-            error = e
-        log.info("deleting victim pod=%s: outcome unknown (%s); re-checking once the API server answers",
-                 victim.ref, error)
 
         def deleted() -> bool:
             try:
@@ -355,9 +351,24 @@ class Preemptor:
             meta = current.get("metadata") or {}
             return bool(victim.uid and meta.get("uid") != victim.uid) or bool(meta.get("deletionTimestamp"))
 
-        if read_until_answered(deleted, self.reachability, self._closing, f"re-checking victim {victim.ref}"):
-            log.info("victim pod=%s: deleted", victim.ref)
-            return
+        for attempt in range(1, DELETE_ATTEMPTS + 1):
+            try:
+                self.rest.delete(path, body=body)
+                return
+            except ApiError as e:
+                if not e.indefinite:
+                    raise
+                error = e
+            log.info("deleting victim pod=%s: outcome unknown (%s); re-checking once the API server answers",
+                     victim.ref, error)
+            answer = read_until_answered(deleted, self.reachability, self._closing, f"re-checking victim {victim.ref}")
+            if answer is None:  # shutting down with the server silent
+                break
+            if answer:
+                log.info("victim pod=%s: deleted", victim.ref)
+                return
+            if attempt < DELETE_ATTEMPTS:
+                log.info("victim pod=%s: still there, not terminating; deleting it again", victim.ref)
         raise error
 
     # -- lifecycle ---------------------------------------------------------------------------------------

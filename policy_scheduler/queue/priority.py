@@ -2,6 +2,11 @@
 (highest ``spec.priority`` first, then arrival) and an *unschedulableQ* of pods that failed for lack of a
 fitting node, moved back to activeQ by cluster events that may make them schedulable. It keeps the
 nominations index (:mod:`.nominator`).
+
+Among pods of equal priority 1.9's heap pops in no specified order; here they pop in the order they first
+arrived, kept when a pod is re-queued after a failure (as ``simulate`` orders them, deviation #39). A pod
+whose preemption made room is then retried before the pods that arrived after it, instead of waiting
+behind every one of them.
 """
 
 from __future__ import annotations
@@ -26,33 +31,33 @@ class PriorityQueue(NominatingQueue):
         super().__init__()
         self._active: KeyedHeap[tuple[int, Pod]] = KeyedHeap()  # key -> (seq, pod) by (-priority, seq)
         self._unschedulable: dict[str, Pod] = {}
-        self._seq = itertools.count()  # arrival order, kept by updates: ties pop FIFO
+        self._seq = itertools.count()
+        self._arrival: dict[str, int] = {}  # key -> first arrival, kept until the pod leaves the queue: ties pop FIFO
         self._received_move_request = False
         self._moves = 0  # move requests so far
         self._popped_at: dict[str, int] = {}  # key -> self._moves when the pod was popped
 
-    def _push(self, pod: Pod, seq: int | None = None) -> None:
-        seq = next(self._seq) if seq is None else seq
-        self._active.push(pod_key(pod), (seq, pod), (-pod.priority, seq))
+    def _push(self, pod: Pod) -> None:
+        key = pod_key(pod)
+        seq = self._arrival.get(key)
+        if seq is None:
+            seq = self._arrival[key] = next(self._seq)
+        self._active.push(key, (seq, pod), (-pod.priority, seq))
         self._cond.notify()
-
-    def _seq_of(self, key: str) -> int | None:
-        current = self._active.get(key)
-        return current[0] if current is not None else None
 
     def add(self, pod: Pod) -> None:
         with self._cond:
             key = pod_key(pod)
             self._nominator.observe(pod)
             self._unschedulable.pop(key, None)
-            self._push(pod, self._seq_of(key))
+            self._push(pod)
 
     def update(self, old: Pod, new: Pod) -> None:
         with self._cond:
             key = pod_key(new)
             self._nominator.observe(new)
             if key in self._active:
-                self._push(new, self._seq_of(key))
+                self._push(new)
             elif key in self._unschedulable:
                 if spec_changed(old, new):
                     del self._unschedulable[key]
@@ -68,6 +73,7 @@ class PriorityQueue(NominatingQueue):
             self._active.remove(key)
             self._unschedulable.pop(key, None)
             self._popped_at.pop(key, None)
+            self._arrival.pop(key, None)
             self._nominator.forget(pod)
 
     def add_unschedulable_if_not_present(self, pod: Pod, unschedulable: bool) -> None:

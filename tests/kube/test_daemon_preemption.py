@@ -187,21 +187,20 @@ def test_no_victim_where_preemption_cannot_help_and_the_stale_nomination_is_clea
         assert daemon.stop() == 0, daemon.log()
 
 
-def test_a_failed_delete_stops_the_preemption_and_a_retry_completes_it(priority_apiserver, cluster, tmp_path):
-    """The first DELETE of the victim fails (500): that preemption stops, logged, no event; the pod is
+def test_a_refused_delete_stops_the_preemption_and_a_retry_completes_it(priority_apiserver, cluster, tmp_path):
+    """The first DELETE of the victim is refused (403): that preemption stops, logged, no event; the pod is
     retried after its back-off, preempts again and the victim is deleted once."""
     proxy, daemon = one_full_node_behind_a_proxy(priority_apiserver, cluster, tmp_path)
     try:
-        failed = proxy.fail("DELETE", r"/namespaces/default/pods/low$", 500)
+        failed = proxy.fail("DELETE", r"/namespaces/default/pods/low$", 403)
         cluster.add_pod(pod("high", cpu="1", priorityClassName="p1000"))
         wait_until(lambda: terminating(cluster, "low"), 30, what="the victim terminating after a retry")
         assert failed.hits == 1
-        deletes = [status for method, path, status in proxy.requests
-                   if method == "DELETE" and path.startswith("/api/v1/namespaces/default/pods/low")]
-        assert deletes == [500, 200]
+        assert deletes_of(proxy, "low") == [403, 200]
         log = daemon.log()
-        assert "Error preempting pod default/low: 500" in log
+        assert "Error preempting pod default/low: 403" in log
         assert "preemption for pod=default/high node=only stopped; retrying the pod in 1s" in log
+        assert log.count("preempting pod=default/high") == 2
         events = wait_until(lambda: cluster.events("Preempted"), 20, what="the Preempted event")
         assert [(e["involvedObject"]["name"], e["count"]) for e in events] == [("low", 1)]
         play_kubelet(cluster, "low")
@@ -210,6 +209,42 @@ def test_a_failed_delete_stops_the_preemption_and_a_retry_completes_it(priority_
         code = daemon.stop()
         proxy.stop()
     assert code == 0, daemon.log()
+
+
+@pytest.mark.parametrize("fault", ["500", "no reply, not forwarded"])
+def test_a_delete_that_never_took_effect_is_sent_again_in_the_same_preemption(priority_apiserver, cluster, tmp_path,
+                                                                              fault):
+    """The victim's DELETE gets a 500, or its connection drops before it reaches the server (every resend
+    of the client library too): the outcome is unknown, so the worker reads the victim back; it is still
+    there and not terminating, so the DELETE never took effect and is sent again, within the same
+    preemption (an API server restarting under the scheduler does this)."""
+    proxy, daemon = one_full_node_behind_a_proxy(priority_apiserver, cluster, tmp_path)
+    try:
+        if fault == "500":
+            rule, lost = proxy.fail("DELETE", r"/namespaces/default/pods/low$", 500), [500]
+        else:  # the client library sends an idempotent DELETE 4 times (Retry(3)) before giving up
+            rule, lost = proxy.drop_reply("DELETE", r"/namespaces/default/pods/low$", times=4, forward=False), [0] * 4
+        cluster.add_pod(pod("high", cpu="1", priorityClassName="p1000"))
+        wait_until(lambda: terminating(cluster, "low"), 30, what="the victim terminating")
+        assert rule.hits == len(lost)
+        assert deletes_of(proxy, "low") == [*lost, 200]
+        log = daemon.log()
+        assert "deleting victim pod=default/low: outcome unknown" in log
+        assert "victim pod=default/low: still there, not terminating; deleting it again" in log
+        assert "Error preempting pod" not in log and "stopped; retrying" not in log
+        assert log.count("preempting pod=default/high") == 1
+        play_kubelet(cluster, "low")
+        wait_until(lambda: cluster.placements().get("high") == "only", 30, what="high bound")
+    finally:
+        code = daemon.stop()
+        proxy.stop()
+    assert code == 0, daemon.log()
+
+
+def deletes_of(proxy, name: str) -> list[int]:
+    """The statuses of the DELETEs of pod ``name`` the proxy saw (0: not forwarded)."""
+    return [status for method, path, status in proxy.requests
+            if method == "DELETE" and path.startswith(f"/api/v1/namespaces/default/pods/{name}")]
 
 
 def test_a_victim_deletion_whose_reply_is_lost_is_re_checked_not_failed(priority_apiserver, cluster, tmp_path):
@@ -231,8 +266,7 @@ def test_a_victim_deletion_whose_reply_is_lost_is_re_checked_not_failed(priority
         play_kubelet(cluster, "low")
         wait_until(lambda: cluster.placements().get("high") == "only", 30, what="high bound")
         assert log.count("preempting pod=default/high") == 1
-        deletes = [status for method, path, status in proxy.requests
-                   if method == "DELETE" and path.startswith("/api/v1/namespaces/default/pods/low")]
+        deletes = deletes_of(proxy, "low")
         assert lost.hits == len(deletes) >= 1 and set(deletes) == {200}  # carried out; no reply reached the daemon
     finally:
         code = daemon.stop()

@@ -54,6 +54,24 @@ def test_priority_queue_pops_highest_priority_then_arrival():
     assert names(q, 4) == ["high", "mid-1", "mid-2", "low"]
 
 
+def test_a_requeued_pod_keeps_its_first_arrival_among_equal_priorities():
+    """A pod retried after a failure (here: moved back after its preemption's victims went) pops before the
+    equal-priority pods that arrived after it, as in ``simulate`` (deviation #39); once it leaves the
+    queue (bound, deleted) and comes back, it is a new arrival."""
+    q = PriorityQueue()
+    q.add(make_pod("first", 10))
+    first = q.pop(0)
+    for name in ("second", "third"):
+        q.add(make_pod(name, 10))
+    q.add_unschedulable_if_not_present(first, unschedulable=True)
+    q.move_all_to_active()
+    assert names(q, 3) == ["first", "second", "third"]
+    q.add(make_pod("second", 10))
+    q.delete(make_pod("first", 10))
+    q.add(make_pod("first", 10))
+    assert names(q, 2) == ["second", "first"]
+
+
 def test_priority_change_reorders_a_queued_pod():
     q = PriorityQueue()
     q.add(make_pod("a", 1))
