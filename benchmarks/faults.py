@@ -664,6 +664,16 @@ class SchedulerProcess:
             raise RuntimeError(f"{self.child.name} exited with {self.child.process.returncode}: "
                                f"{self.child.log()[-2000:]}")
 
+    def queue_depths(self) -> dict[str, float]:
+        """Ours: ``scheduler_pending_pods`` by queue, from its /metrics ({} if it does not answer)."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2) as r:
+                text = r.read().decode()
+        except OSError:
+            return {}
+        return {m.group(1): float(m.group(2))
+                for m in re.finditer(r'^scheduler_pending_pods\{queue="([^"]+)"\} (\S+)$', text, re.M)}
+
     def healthy(self) -> bool:
         """Ours: /healthz 200 (its informers synced). Modern (no port served): with leader election, its
         election client runs, which it starts after its informers synced; without: running."""
@@ -1062,6 +1072,7 @@ class Run:
         metrics_end = bind_counts(self.rest.api)
         pods, nodes = final_state(self.rest)
         survivors = [s for s in self.schedulers if s.child.alive()]
+        queues = {s.child.name: s.queue_depths() for s in survivors if s.kind == "ours"}
         rss = [vm_hwm_mb(s.child.pid) for s in survivors]
         codes = {s.child.name: s.child.stop() for s in self.schedulers}
         if self.proxy is not None:
@@ -1095,6 +1106,10 @@ class Run:
             "lost": lost, "lost_vanished": len(vanished) + (0 if preemption else len(init_vanished)),
             "lost_unbound_with_room": with_room, "unbound_no_room": len(unbound) - with_room,
             "unbound_nominated": sum(1 for p in unbound if (p.get("status") or {}).get("nominatedNodeName")),
+            # For diagnosis: the first unbound measured pods, and ours' queues at the end (scheduler_pending_pods).
+            "unbound_pods": [((p.get("metadata") or {}).get("name"), (p.get("status") or {}).get("nominatedNodeName"))
+                             for p in unbound[:20]],
+            "scheduler_queues": queues,
             "preempted": len(init_vanished) if preemption else 0,
             "binds_409": metrics.get("409", 0), "binds_409_audit": audit_codes.get("409", 0),
             "binds_201": metrics.get("201", 0), "binds_201_audit": audit_codes.get("201", 0),
