@@ -35,7 +35,10 @@ class PriorityQueue(NominatingQueue):
         self._arrival: dict[str, int] = {}  # key -> first arrival, kept until the pod leaves the queue: ties pop FIFO
         self._received_move_request = False
         self._moves = 0  # move requests so far
-        self._popped_at: dict[str, int] = {}  # key -> self._moves when the pod was popped
+        # key -> self._moves when the pod was first popped since it was last re-queued after a failure: a pod
+        # popped again meanwhile (an update re-added it while its preemption was in flight; that attempt
+        # is dropped) still counts the moves since it first left, so none is lost.
+        self._popped_at: dict[str, int] = {}
 
     def _push(self, pod: Pod) -> None:
         key = pod_key(pod)
@@ -100,7 +103,7 @@ class PriorityQueue(NominatingQueue):
                 return None
             _, pod = self._active.pop()
             self._received_move_request = False
-            self._popped_at[pod_key(pod)] = self._moves
+            self._popped_at.setdefault(pod_key(pod), self._moves)
             return pod
 
     def move_all_to_active(self) -> None:
@@ -112,12 +115,16 @@ class PriorityQueue(NominatingQueue):
             self._moves += 1
 
     def assigned_pod_added(self, pod: Pod) -> None:
-        """Move the unschedulable pods whose required pod affinity this newly assigned pod satisfies."""
+        """Move the unschedulable pods whose required pod affinity this newly assigned pod satisfies. Like
+        upstream's ``movePodsToActiveQueue`` it is a move request even when no pod moves: a pod whose
+        attempt was under way re-enters activeQ."""
         with self._cond:
             for key, waiting in list(self._unschedulable.items()):
                 if matches_required_pod_affinity(waiting, pod):
                     del self._unschedulable[key]
                     self._push(waiting)
+            self._received_move_request = True
+            self._moves += 1
 
     assigned_pod_updated = assigned_pod_added
 

@@ -178,7 +178,10 @@ class ThreeQueuePriorityQueue(NominatingQueue):
             info = self._active.pop()
             info.attempts += 1
             self._scheduling_cycle += 1
-            self._in_flight[pod_key(info.pod)] = (info, self._scheduling_cycle)
+            # A pod popped again before it was put back (an update re-added it while its preemption was in
+            # flight; that attempt is dropped) keeps the cycle it first left in: no move since then is lost.
+            earlier = self._in_flight.get(pod_key(info.pod))
+            self._in_flight[pod_key(info.pod)] = (info, earlier[1] if earlier else self._scheduling_cycle)
             return info.pod
 
     def move_all_to_active_or_backoff_queue(self, event: str = CLUSTER_EVENT) -> None:

@@ -101,6 +101,32 @@ def test_a_move_request_during_the_attempt_sends_the_pod_back_to_active():
     assert q.depth() == {"active": 1, "unschedulable": 0}
 
 
+def test_an_assigned_pod_is_a_move_request_even_when_it_moves_nothing():
+    """1.9's ``AssignedPodAdded`` calls ``movePodsToActiveQueue`` with whatever matches (here nothing), which
+    sets ``receivedMoveRequest``: the pod whose attempt was under way goes back to activeQ."""
+    q = PriorityQueue()
+    q.add(make_pod("a"))
+    popped = q.pop(0)
+    q.assigned_pod_added(make_pod("bound-elsewhere", labels={"app": "x"}))
+    q.add_unschedulable_if_not_present(popped, unschedulable=True)
+    assert q.depth() == {"active": 1, "unschedulable": 0}
+
+
+def test_a_move_before_a_second_pop_still_counts_when_the_pod_is_requeued():
+    """The daemon's lost preemptor: popped (it preempts; its API calls are in flight), its victims' deletions
+    move the queue, its nomination's update re-adds it and it is popped again (in flight: that attempt is
+    dropped); the preemption worker then re-queues it as unschedulable. The move since it first left the
+    queue counts: it goes to activeQ, not to an unschedulableQ no event will ever empty again."""
+    q = PriorityQueue()
+    q.add(make_pod("p", 10))
+    first = q.pop(0)
+    q.move_all_to_active()  # the victims' delete events
+    q.update(first, make_pod("p", 10, extra_status={"nominatedNodeName": "n1"}))
+    assert q.pop(0).name == "p"  # popped again while its preemption is in flight; the attempt is dropped
+    q.add_unschedulable_if_not_present(first, unschedulable=True)  # the worker's re-queue
+    assert q.depth() == {"active": 1, "unschedulable": 0}
+
+
 def test_status_only_update_leaves_an_unschedulable_pod_waiting():
     q = PriorityQueue()
     q.add(make_pod("a"))

@@ -272,6 +272,20 @@ def test_a_move_request_counts_even_when_nothing_moved(q):
     assert q.where(pod) == "backoff"
 
 
+def test_a_move_before_a_second_pop_still_counts_when_the_pod_is_requeued(q):
+    """Popped (its preemption's API calls in flight), a move, re-added by its nomination's update and popped
+    again (that attempt is dropped), then re-queued by the preemption worker: the move since it first left
+    counts (podBackoffQ, not an unschedulableQ only the 60-s flush would empty)."""
+    pod = make_pod("p")
+    q.add(pod)
+    first = q.pop(0)
+    q.move_all_to_active_or_backoff_queue()
+    q.update(first, make_pod("p", nominated="n1"))
+    assert q.pop(0).name == "p"
+    q.add_unschedulable_if_not_present(first, True)
+    assert q.where(pod) == "backoff"
+
+
 def test_nominated_pods_for_node(q):
     """TestPriorityQueue_NominatedPodsForNode: queued pods by node, in nomination order; none for node2."""
     hpp, _, mpp, up = upstream_pods()
