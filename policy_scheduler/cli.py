@@ -646,8 +646,9 @@ def _setup_daemon_logging(verbosity: int) -> None:
     root = logging.getLogger()
     root.handlers.clear()
     logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname).1s %(asctime)s %(name)s] %(message)s")
-    if verbosity < 1:
-        logging.getLogger("policy_scheduler.kube.scheduler").setLevel(logging.WARNING)
+    if verbosity < 1:  # the loggers of the per-pod decision lines
+        for name in ("policy_scheduler.kube.scheduler", "policy_scheduler.scheduling.cycle"):
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 if __name__ == "__main__":  # pragma: no cover

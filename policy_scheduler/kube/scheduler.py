@@ -28,19 +28,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..cache.scheduler_cache import CacheError, SchedulerCache
 from ..core.extender import binder_for
-from ..core.generic_scheduler import FitError, GenericScheduler
-from ..core.modern_pods import UnsupportedFieldError, is_gated
-from ..errors import PredicateError, SchedulingError
+from ..core.generic_scheduler import GenericScheduler
+from ..core.modern_pods import is_gated
 from ..model.pod import Pod
 from ..predicates.volume_binder import (
     PodVolumes,
     VolumeBindingError,
-    assume_pod_volumes,
-    decide_pod_volumes,
     revert_assumed_pod_volumes,
-    volume_binder_of,
 )
 from ..queue import SchedulingQueue
+from ..scheduling.cycle import SCHEDULER_ERROR, SchedulingCycle
 from .binder import Binder, BindOutcome, ExtenderBinder
 from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
 from .metrics import SchedulerMetrics, microseconds
@@ -83,6 +80,8 @@ class SchedulingLoop:
         self.requeuer = requeuer
         self.metrics = metrics
         self.preemptor = preemptor
+        self.cycle = SchedulingCycle(algorithm=algorithm, cache=cache, nominations=queue, preemption=preemptor,
+                                     volumes=volumes is not None)
         self._pool = ThreadPoolExecutor(max_workers=bind_workers, thread_name_prefix="bind")
         self._in_flight = threading.BoundedSemaphore(bind_workers * 2)
         self._pending_binds = 0
@@ -117,76 +116,29 @@ class SchedulingLoop:
         log.debug("Attempting to schedule pod: %s", pod.ref)
         start = time.monotonic_ns()
         with self.cache.lock:
-            algorithm = self.algorithm()
-            try:
-                host = algorithm.schedule(pod)
-            except SchedulingError as e:
-                host, error = None, e
-            except Exception as e:  # a plugin bug fails this pod, not the daemon
-                log.exception("scheduling %s failed", pod.ref)
-                host, error = None, SchedulingError(f"{type(e).__name__}: {e}")
-            self.metrics.scheduling_algorithm_latency.observe(microseconds(start, time.monotonic_ns()))
-            if host is None:
-                deferred = False
-                if self.preemptor is not None and isinstance(error, FitError):
-                    try:
-                        deferred = self.preemptor.attempt(pod, error, algorithm)
-                    except Exception:  # an engine bug fails this preemption, not the daemon
-                        log.exception("preemption for %s failed", pod.ref)
-                self._failed(pod, error, requeue=not deferred)
-                return
-            if stop is not None and stop.is_set():
+            decision = self.cycle.decide(pod, proceed=lambda: stop is None or not stop.is_set())
+            self.metrics.scheduling_algorithm_latency.observe(microseconds(start, decision.decided_ns))
+            if decision.abandoned:
                 # Stopped during the decision: bind nothing, leave the pod to whoever schedules next.
                 self.queue.add_unschedulable_if_not_present(pod, False)
                 return
-            try:
-                volumes = self._assume_volumes(algorithm, pod, host)
-            except (PredicateError, VolumeBindingError) as e:
-                log.info("assuming the volumes of pod=%s on node=%s failed: %s", pod.ref, host, e)
-                self._error(pod, f'running Reserve plugin "VolumeBinding": {e}', "SchedulerError", str(e),
-                            unschedulable=False)
+            if decision.assumed is None:
+                if decision.result is not None:
+                    self.metrics.schedule_attempts.labels(result=decision.result).inc()
+                self._error(pod, decision.error or "", decision.reason, decision.message,
+                            unschedulable=decision.unschedulable, requeue=decision.requeue)
                 return
-            assumed = pod.with_node_name(host)
-            try:
-                self.cache.assume_pod(assumed)
-            except CacheError as e:
-                if volumes is not None:
-                    revert_assumed_pod_volumes(self.cache.cluster, volumes)
-                log.error("scheduler cache AssumePod failed: %s", e)
-                self._error(pod, f"AssumePod failed: {e}", "SchedulerError", str(e), unschedulable=False)
-                return
-            self.queue.clear_nomination(pod)  # 1.11's DeleteNominatedPodIfExists: it is on its node now
-            binder = self._binder(algorithm, pod)
+            binder = self._binder(decision.algorithm, pod)
         self.metrics.schedule_attempts.labels(result="scheduled").inc()
         self._in_flight.acquire()
         with self._binds_done:
             self._pending_binds += 1
-        self._pool.submit(self._bind, assumed, host, start, binder, volumes)
-
-    def _assume_volumes(self, algorithm: GenericScheduler, pod: Pod, host: str) -> PodVolumes | None:
-        """Upstream's VolumeBinding Reserve: the bindings for ``host``, assumed in the cache (None when the
-        pod's claims are all bound or the cluster's volume binder does not decide for it)."""
-        if self.volumes is None:
-            return None
-        binder = volume_binder_of(algorithm.predicates)
-        if binder is None:
-            return None
-        decided = decide_pod_volumes(binder, pod, host)
-        if decided is None or decided.empty:
-            return None
-        return assume_pod_volumes(self.cache.cluster, decided)
+        self._pool.submit(self._bind, decision.assumed, decision.host, start, binder, decision.volumes)
 
     def _binder(self, algorithm: GenericScheduler, pod: Pod) -> Binder | ExtenderBinder:
         """The policy's binding extender when it is interested in the pod, else the API server."""
         extender = binder_for(algorithm.extenders, pod)
         return self.binder if extender is None else ExtenderBinder(extender)
-
-    def _failed(self, pod: Pod, error: Exception, requeue: bool = True) -> None:
-        # A refused field keeps the pod unschedulable whatever the nodes: it waits like a FitError's pod.
-        fit = isinstance(error, (FitError, UnsupportedFieldError))
-        self.metrics.schedule_attempts.labels(result="unschedulable" if fit else "error").inc()
-        log.info("unschedulable pod=%s reason=%r", pod.ref, str(error))
-        self._error(pod, str(error), "Unschedulable", str(error), unschedulable=fit, requeue=requeue)
 
     def _error(self, pod: Pod, event: str, reason: str, message: str | None, *, unschedulable: bool,
                requeue: bool = True) -> None:
@@ -252,7 +204,7 @@ class SchedulingLoop:
         self.metrics.bind_outcomes.labels(outcome="volume_binding_failed").inc()
         message = f'running PreBind plugin "VolumeBinding": {error}'
         log.info("Failed to bind volumes pod=%s node=%s: %s", assumed.ref, volumes.node, error)
-        self._error(assumed.with_node_name(""), message, "SchedulerError", message, unschedulable=False)
+        self._error(assumed.with_node_name(""), message, SCHEDULER_ERROR, message, unschedulable=False)
 
     def _bind_pod(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None) -> None:
         try:

@@ -31,6 +31,8 @@ class Placement:
     explanation: Explanation | None = None
     failed: dict[str, list[str]] | None = None  # a FitError's failure reasons per node
     volumes: list[VolumeAction] = field(default_factory=list)  # late-bound claims: the PV bound or provisioned here
+    attempts: int = 1  # scheduling attempts (the offline loop re-queues failed pods as ``run`` does)
+    placed_at: float | None = None  # virtual seconds from the start when it was bound
 
 
 @dataclass
@@ -89,6 +91,7 @@ class SimulationResult:
     after: dict[str, NodeUsage]
     cluster: ClusterState = field(repr=False)
     pod_priority: Any = None  # gate PodPriority: the priority.PrioritySimulation (pods' progress, preemptions)
+    queue: str = "fifo"  # the scheduling queue's form (policy_scheduler.queue.QUEUE_KINDS)
     gated: list[Pod] = field(default_factory=list)  # pending pods with scheduling gates: never queued
 
     @property

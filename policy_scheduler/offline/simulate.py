@@ -1,8 +1,9 @@
 """Offline scheduling on a snapshot: simulate a queue, explain one pod, count capacity, compare policies.
 
-The queue is scheduled one pod at a time, each placed pod assumed onto its node before the next, exactly
-as the daemon's schedule-one loop does (without binding). :func:`simulate` runs that loop, or with the
-``PodPriority`` gate :func:`.priority.simulate_with_priority`; what both produce is in :mod:`.results`.
+Every pod goes through the daemon's scheduling cycle (:mod:`policy_scheduler.scheduling.cycle`), each
+placed pod assumed onto its node before the next. :func:`simulate` runs ``run``'s loop over the pending
+pods on a virtual clock (:mod:`.driver`), with the queue and gates chosen; :func:`capacity` and the
+throughput benchmark place copies one by one (:func:`schedule_one`); what they produce is in :mod:`.results`.
 """
 
 from __future__ import annotations
@@ -13,24 +14,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.fit_error import FitError, fit_error_message
+from ..core.fit_error import fit_error_message
 from ..core.generic_scheduler import Explanation, GenericScheduler
 from ..core.modern_pods import gates_message, is_gated
-from ..errors import PredicateError, SchedulingError
+from ..errors import PredicateError
 from ..model.pod import Pod
-from ..predicates.volume_binder import (
-    VolumeAction,
-    VolumeBindingError,
-    decide_pod_volumes,
-    volume_binder_of,
-)
-from .priority import simulate_with_priority
+from ..predicates.volume_binder import VolumeBindingError, decide_pod_volumes, volume_binder_of
+from ..scheduling.cycle import NO_NOMINATIONS, Decision, SchedulingCycle
+from .driver import PREEMPTED_BY, ClusterAssumer, DriverResult, OfflineDriver, queue_kind
+from .priority import PrioritySimulation, with_pod_priorities
 from .results import (
     NodeUsage,
     Placement,
     SchedulerBuilder,
     SimulationResult,
-    assume_volumes,
     node_zone,
     split_gated,
 )
@@ -40,32 +37,23 @@ log = logging.getLogger(__name__)
 
 
 def schedule_one(scheduler: GenericScheduler, pod: Pod, explain: bool = False) -> Placement:
-    """Schedule ``pod`` and, if a node was found, assume it there."""
-    failed: dict[str, list[str]] | None = None
-    if explain:
-        explanation = scheduler.explain(pod)
-        host, error = explanation.host, explanation.error
-        if host is None:
-            failed = _failed_nodes(explanation)
-    else:
-        explanation = None
-        try:
-            host, error = scheduler.schedule(pod), None
-        except SchedulingError as e:
-            host, error = None, str(e)
-            failed = e.failed_predicates if isinstance(e, FitError) else None
-    volumes: list[VolumeAction] = []
-    if host is not None:
-        try:
-            volumes = assume_volumes(scheduler, pod, host)
-        except (PredicateError, VolumeBindingError) as e:
-            host, error = None, f'running Reserve plugin "VolumeBinding": {e}'
-    if host is not None:
-        scheduler.cluster.assume(pod, host)
-        log.info("scheduled pod=%s node=%s", pod.ref, host)
-    else:
-        log.info("unschedulable pod=%s reason=%r", pod.ref, error)
-    return Placement(pod, host, error, explanation, failed, volumes)
+    """Schedule ``pod`` once through the shared cycle and, if a node was found, assume it there."""
+    decision = SchedulingCycle(algorithm=lambda: scheduler, cache=ClusterAssumer(scheduler.cluster),
+                               nominations=NO_NOMINATIONS, explain=explain).decide(pod)
+    if decision.assumed is not None:
+        log.info("scheduled pod=%s node=%s", pod.ref, decision.host)
+    return placement_of(decision)
+
+
+def placement_of(decision: Decision, attempts: int = 1, placed_at: float | None = None) -> Placement:
+    """What a decision means for the pod's placement."""
+    volumes = decision.volumes.actions() if decision.volumes is not None else []
+    explanation = decision.explanation
+    failed = decision.failed_predicates
+    if explanation is not None and decision.assumed is None:
+        failed = _failed_nodes(explanation)
+    host = decision.host if decision.assumed is not None else None
+    return Placement(decision.pod, host, decision.error, explanation, failed, volumes, attempts, placed_at)
 
 
 def _failed_nodes(e: Explanation) -> dict[str, list[str]] | None:
@@ -87,19 +75,44 @@ def simulate(
     explain: bool = False,
     progress: Callable[[int], None] | None = None,
     pod_priority: bool = False,
+    queue: str | None = None,
 ) -> SimulationResult:
-    if pod_priority:  # gate PodPriority: priority queue, nominations, preemption
-        return simulate_with_priority(snapshot, build, scheduler_name=scheduler_name, explain=explain, progress=progress)
+    """The snapshot's pending pods through ``run``'s loop (:mod:`.driver`): the queue ``queue``
+    (``1.9``, the default: the FIFO, or with ``pod_priority`` the PriorityQueue; ``three-queue``), the
+    gate ``PodPriority`` (priorities from PriorityClasses, nominations, preemption)."""
+    if pod_priority:
+        snapshot = with_pod_priorities(snapshot)
     cluster = snapshot.cluster_state()
     scheduler = build(cluster)
     before = NodeUsage.of(cluster)
-    placements = []
     pending, gated = split_gated(snapshot.pending_pods(scheduler_name))
-    for pod in pending:
-        placements.append(schedule_one(scheduler, pod, explain))
-        if progress:
-            progress(1)
-    return SimulationResult(placements, before, NodeUsage.of(cluster), cluster, gated=gated)
+    kind = queue_kind(queue, pod_priority)
+    driver = OfflineDriver(scheduler, pending, queue_kind=kind, pod_priority=pod_priority,
+                           pdbs=snapshot.pod_disruption_budgets, explain=explain, progress=progress)
+    run = driver.run()
+    order = {p.key: i for i, p in enumerate(pending)}
+    if kind != "fifo":  # a priority queue reports in the order it pops: priority, then queue order
+        pending = sorted(pending, key=lambda p: (-p.priority, order[p.key]))
+    placements = [_placement(run, pod) for pod in pending]
+    result = SimulationResult(placements, before, NodeUsage.of(cluster), cluster, gated=gated, queue=kind)
+    if pod_priority:
+        result.pod_priority = PrioritySimulation({run.pods[p.key].ref: run.progress[p.key] for p in pending},
+                                                 run.preemptions, run.stopped)
+    return result
+
+
+def _placement(run: DriverResult, pod: Pod) -> Placement:
+    state = run.progress[pod.key]
+    decision = run.decisions.get(pod.key)
+    if decision is None:
+        return Placement(pod, None, f"not attempted: {run.stopped}", attempts=0)
+    placement = placement_of(decision, state.attempts, state.placed_at)
+    placement.pod = pod
+    if state.preempted_by is not None:
+        victim = next(v for p in run.preemptions for v in p.victims if v.pod.key == pod.key)
+        placement.node, placement.failed = None, None
+        placement.error = f"{PREEMPTED_BY} {state.preempted_by} on node {victim.node}"
+    return placement
 
 
 def explain_pod(snapshot: Snapshot, pod: Pod, build: SchedulerBuilder) -> Explanation:

@@ -121,8 +121,9 @@ def test_gate_on_without_priorities_places_the_default_example_as_gate_off():
     priority queue keeps the FIFO order, so the bundled example lands exactly as with the gate off."""
     off = run_json("simulate")
     on = run_json("simulate", *GATE)
-    assert [(p["pod"], p["node"], p["error"]) for p in on["placements"]] == [
-        (p["pod"], p["node"], p["error"]) for p in off["placements"]]
+    # Messages may differ: the FIFO retries a failed pod after its back-off (here after later pods were
+    # placed), the PriorityQueue keeps it in unschedulableQ until an event moves it, as run does.
+    assert [(p["pod"], p["node"]) for p in on["placements"]] == [(p["pod"], p["node"]) for p in off["placements"]]
     assert on["preemptions"] == []
     assert {p["priority"] for p in on["placements"]} == {0}
 

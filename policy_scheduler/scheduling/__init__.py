@@ -1,0 +1,1 @@
+"""The scheduling cycle shared by ``run`` and the offline commands (:mod:`.cycle`)."""
