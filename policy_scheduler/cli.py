@@ -65,6 +65,12 @@ def _emit(data: Any, output: str) -> None:
         click.echo(yaml.safe_dump(json.loads(json.dumps(data)), sort_keys=False), nl=False)
 
 
+SCHEDULING_QUEUE = click.option(
+    "--scheduling-queue", type=click.Choice(["1.9", "three-queue"]), default=None,
+    help="The queue run would use: '1.9' (default), the FIFO, or with the gate PodPriority the priority queue; "
+         "'three-queue', upstream 1.20's activeQ, podBackoffQ and unschedulableQ. Failed pods are retried as run "
+         "retries them, on a virtual clock (json/yaml: each pod's attempts and placedAt seconds).")
+
 OUTPUT = click.option(
     "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True,
     help="Output format.",
@@ -381,12 +387,13 @@ def _source(policy_config_file: str | None, algorithm_provider: str | None):
 @click.option("--explain", "with_explain", is_flag=True, help="Add each pod's explanation (json/yaml output).")
 @click.option("--write-placements", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the scheduled pods, spec.nodeName set, as a YAML List ready to apply.")
+@SCHEDULING_QUEUE
 @OUTPUT
 @REPORT
 @user_errors
 def simulate(cluster_paths, from_cluster, kubeconfig, context, policy_config_file, algorithm_provider,
              feature_gates, hard_pod_affinity_symmetric_weight, scheduler_name, with_explain, write_placements,
-             output, report_path) -> None:
+             scheduling_queue, output, report_path) -> None:
     """Schedule the snapshot's pending pods in queue order, assuming each before the next."""
     from .offline.report import simulation_table, simulation_to_dict
     from .offline.simulate import placements_as_pods
@@ -400,9 +407,10 @@ def simulate(cluster_paths, from_cluster, kubeconfig, context, policy_config_fil
     if sys.stderr.isatty() and pending > 1:
         with click.progressbar(length=pending, label="scheduling", file=sys.stderr) as bar:
             result = run_simulation(snapshot, build, scheduler_name=scheduler_name, explain=with_explain, progress=bar.update,
-                                    pod_priority=priority)
+                                    pod_priority=priority, queue=scheduling_queue)
     else:
-        result = run_simulation(snapshot, build, scheduler_name=scheduler_name, explain=with_explain, pod_priority=priority)
+        result = run_simulation(snapshot, build, scheduler_name=scheduler_name, explain=with_explain, pod_priority=priority,
+                                queue=scheduling_queue)
     if write_placements:
         items = placements_as_pods(result.placements)
         try:
@@ -516,11 +524,13 @@ def capacity(pod_template, cluster_paths, from_cluster, kubeconfig, context, pol
 @click.option("--rules-b", type=click.Choice(["cluster", "1.9"]), default=None, expose_value=False,
               callback=_remember, help="The rules for POLICY_B (default: --rules), e.g. 1.9 to see what the "
                                        "cluster's rules change.")
+@SCHEDULING_QUEUE
 @OUTPUT
 @REPORT
 @user_errors
 def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context, feature_gates,
-            hard_pod_affinity_symmetric_weight, scheduler_name, feature_gates_b, output, report_path) -> None:
+            hard_pod_affinity_symmetric_weight, scheduler_name, feature_gates_b, scheduling_queue, output,
+            report_path) -> None:
     """Simulate the pending queue under POLICY_A and POLICY_B (files or provider names); show what differs."""
     from .algorithm_source import from_argument
     from .offline.priority_report import compare_extras, preemptions_table
@@ -540,7 +550,7 @@ def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context
         label_a, label_b = f"{label_a} [{rules_a.value} rules]", f"{label_b} [{rules_b.value} rules]"
     a, b, diffs = run_compare(snapshot, build_a, build_b, scheduler_name,
                               pod_priority_a=_pod_priority(feature_gates), pod_priority_b=_pod_priority(gates_b),
-                              snapshot_b=snapshot.under(rules_b))
+                              snapshot_b=snapshot.under(rules_b), queue=scheduling_queue)
     data = {**differences_to_dict(label_a, label_b, diffs, len(a.placements) + len(a.gated), a, b), **compare_extras(a, b)}
     if report_path:
         _write_report(data, report_path)

@@ -117,7 +117,8 @@ def pod_requests(pod: Pod) -> dict[str, Any]:
 
 def placement_to_dict(p: Placement) -> dict[str, Any]:
     out: dict[str, Any] = {"pod": p.pod.ref, "node": p.node, "error": p.error,
-                           "requests": pod_requests(p.pod), "workload": workload_of(p.pod)}
+                           "requests": pod_requests(p.pod), "workload": workload_of(p.pod),
+                           "attempts": p.attempts, "placedAt": p.placed_at}
     if p.failed is not None:
         out["reasons"] = reason_counts(p.failed)
     if p.explanation is not None:
@@ -137,6 +138,7 @@ def simulation_to_dict(result: SimulationResult, algorithm: str | None = None) -
     out: dict[str, Any] = {"kind": SIMULATE_KIND}
     if algorithm is not None:
         out["algorithm"] = algorithm
+    out["schedulingQueue"] = result.queue
     out["placements"] = [placement_to_dict(p) for p in result.placements]
     if result.gated:  # cluster rules (the HTML report shows an unknown key's objects as a table of its own)
         out["gated"] = [gated_to_dict(pod) for pod in result.gated]
@@ -207,9 +209,12 @@ def _pct(used: int, alloc: int) -> str:
 
 
 def simulation_table(result: SimulationResult) -> str:
-    rows = [["POD", "NODE", "REASON"]]
+    # Attempts and the (virtual) time of the bind, once some pod needed more than one attempt.
+    retried = any(p.attempts > 1 for p in result.placements)
+    rows = [["POD", "NODE", *(["ATTEMPTS", "PLACED AT"] if retried else []), "REASON"]]
     for p in result.placements:
-        rows.append([p.pod.ref, p.node or "-", p.error or ""])
+        timing = [str(p.attempts), "-" if p.placed_at is None else f"{p.placed_at:g}s"] if retried else []
+        rows.append([p.pod.ref, p.node or "-", *timing, p.error or ""])
     usage = [["NODE", "CPU BEFORE", "CPU AFTER", "CPU ALLOC", "MEM BEFORE", "MEM AFTER", "MEM ALLOC", "PODS"]]
     for name, b in result.before.items():
         a = result.after[name]

@@ -195,11 +195,12 @@ class Difference:
 def compare(
     snapshot: Snapshot, build_a: SchedulerBuilder, build_b: SchedulerBuilder, scheduler_name: str = "default-scheduler",
     *, pod_priority_a: bool = False, pod_priority_b: bool = False, snapshot_b: Snapshot | None = None,
+    queue: str | None = None,
 ) -> tuple[SimulationResult, SimulationResult, list[Difference]]:
     """Simulate the same queue under two algorithms (and gate settings); list the pods that land differently.
     ``snapshot_b``: the same snapshot parsed under B's rules, when they differ from A's."""
-    a = simulate(snapshot, build_a, scheduler_name=scheduler_name, pod_priority=pod_priority_a)
-    b = simulate(snapshot_b or snapshot, build_b, scheduler_name=scheduler_name, pod_priority=pod_priority_b)
+    a = simulate(snapshot, build_a, scheduler_name=scheduler_name, pod_priority=pod_priority_a, queue=queue)
+    b = simulate(snapshot_b or snapshot, build_b, scheduler_name=scheduler_name, pod_priority=pod_priority_b, queue=queue)
     # The queue orders differ when one side has PodPriority on; a gated pod (one side's rules) is in no queue.
     in_a, in_b = _outcomes(a), _outcomes(b)
     diffs = [
