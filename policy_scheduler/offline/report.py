@@ -209,8 +209,8 @@ def _pct(used: int, alloc: int) -> str:
 
 
 def simulation_table(result: SimulationResult) -> str:
-    # Attempts and the (virtual) time of the bind, once some pod needed more than one attempt.
-    retried = any(p.attempts > 1 for p in result.placements)
+    # Attempts and the (virtual) time of the bind, once a retry placed some pod.
+    retried = any(p.attempts > 1 and p.node for p in result.placements)
     rows = [["POD", "NODE", *(["ATTEMPTS", "PLACED AT"] if retried else []), "REASON"]]
     for p in result.placements:
         timing = [str(p.attempts), "-" if p.placed_at is None else f"{p.placed_at:g}s"] if retried else []
