@@ -57,6 +57,10 @@ Per run, one JSON line on standard output (progress goes to standard error):
   0.5 s after the kill: the dead leader's binds in flight are done by then, and the standby cannot lead before
   the lease runs out); ``lease_acquired_s``: to the standby's name in the Lease.
 - ``pods_per_second``: (measured pods bound - 1) / (last bind - first bind), the watch's times (faults included).
+- ``kubelet_removed``: pods left terminating that the script removed as a node's kubelet would (envtest runs no
+  kubelet; a server stopped between the two writes of a grace-0 deletion leaves the victim terminating, and a
+  preemptor waits for it forever, ours and the modern one alike). ``unbound_pods`` and ``scheduler_queues``
+  (ours' ``scheduler_pending_pods`` at the end) say where an unbound pod waits.
 - ``scheduler_peak_rss_mb`` (``VmHWM``), ``watches_cut``, ``watch_relists``, ``seconds_burst_to_last_bind``, ...
 
 At the end a markdown table (scenario x scheduler; repeats separated by " / ") goes to standard error, and to a
@@ -452,6 +456,52 @@ class Bind:
     exact: bool  # seen as a watch event (False: found bound in a relist after a 410)
 
 
+class Kubelet:
+    """What the nodes' kubelets would do, which envtest has none of: remove a bound pod that is terminating.
+
+    A deletion with grace period 0 is two writes in the API server (the deletionTimestamp, then the removal);
+    a server stopped between them leaves the pod terminating in etcd, where only a kubelet ever finishes it.
+    Without this a preemptor waits forever for such a victim (1.9's rule and the modern one alike), which a
+    cluster with kubelets never sees. Each is removed with grace period 0, retried while the server is down.
+    """
+
+    def __init__(self, kubeconfig: str) -> None:
+        self.rest = RestClient(api_client(kubeconfig, pool_size=2), qps=0, burst=1, timeout=10.0)
+        self.pending: set[str] = set()
+        self.removed: set[str] = set()
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kubelet", daemon=True)
+
+    def start(self) -> Kubelet:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=5)
+
+    def terminating(self, name: str) -> None:
+        with self._lock:
+            if name not in self.removed:
+                self.pending.add(name)
+
+    def _run(self) -> None:
+        while not self._stopped.wait(0.1):
+            with self._lock:
+                names = sorted(self.pending)
+            for name in names:
+                try:
+                    self.rest.delete(f"{PODS_PATH}/{name}", body={"apiVersion": "v1", "kind": "DeleteOptions",
+                                                                  "gracePeriodSeconds": 0})
+                except ApiError as e:
+                    if not e.not_found:
+                        continue  # the server is away: next round
+                with self._lock:
+                    self.pending.discard(name)
+                    self.removed.add(name)
+
+
 class PodWatch:
     """Watches the namespace's pods from a resourceVersion and keeps, per pod, its first bind and its deletion.
 
@@ -459,8 +509,9 @@ class PodWatch:
     retrying every 10 ms while the server is down; only a 410 makes it relist.
     """
 
-    def __init__(self, kubeconfig: str, resource_version: str, measured: set[str]) -> None:
+    def __init__(self, kubeconfig: str, resource_version: str, measured: set[str], kubelet: Kubelet) -> None:
         self.rest = RestClient(api_client(kubeconfig, pool_size=2), qps=0, burst=1, timeout=30.0)
+        self.kubelet = kubelet
         self.rv = resource_version
         self.measured = measured
         self.binds: dict[str, Bind] = {}
@@ -544,6 +595,8 @@ class PodWatch:
     def _pod(self, obj: dict[str, Any], exact: bool) -> None:
         name = obj["metadata"]["name"]
         node = (obj.get("spec") or {}).get("nodeName")
+        if node and obj["metadata"].get("deletionTimestamp"):
+            self.kubelet.terminating(name)
         with self._lock:
             self.seen.add(name)
             if node and name not in self.binds:
@@ -894,6 +947,7 @@ class Run:
         self.schedulers: list[SchedulerProcess] = []
         self.proxy: ProxyProcess | None = None
         self.watch: PodWatch | None = None
+        self.kubelet: Kubelet | None = None
         self.lock_watch: LockWatcher | None = None
         self.holder = ""  # leader-kill: replica a's identity in the Lease
         self.creator: Creator | None = None
@@ -929,7 +983,8 @@ class Run:
             creator.run()
             progress(f"created {len(creator.created)} pending pods ({len(creator.failed)} failed)")
         resource_version = self.rest.get(PODS_PATH, {"limit": 1})["metadata"]["resourceVersion"]
-        self.watch = PodWatch(self.server.kubeconfig, resource_version, set(self.measured_names)).start()
+        self.kubelet = Kubelet(self.server.kubeconfig).start()
+        self.watch = PodWatch(self.server.kubeconfig, resource_version, set(self.measured_names), self.kubelet).start()
 
         kubeconfig = self.server.kubeconfig
         if sc.pending_first:
@@ -1078,6 +1133,8 @@ class Run:
         if self.proxy is not None:
             self.proxy.stop()
         watch.stop()
+        if self.kubelet is not None:
+            self.kubelet.stop()
         if self.lock_watch is not None:
             self.lock_watch.stop()
 
@@ -1123,6 +1180,8 @@ class Run:
             "recovery_s": None, "recovery_exact": None, "recovery_audit_s": None, "watch_back_s": None,
             "takeover_s": None, "lease_acquired_s": None,
             "watches_cut": t.cuts or None, "watch_reconnects": watch.reconnects, "watch_relists": watch.relists,
+            # The terminating pods the kubelet stand-in removed (a server stopped mid-deletion leaves them).
+            "kubelet_removed": sorted(self.kubelet.removed) if self.kubelet is not None else [],
             "ended": ended, "scheduler_peak_rss_mb": max((r for r in rss if r is not None), default=None),
             "scheduler_exit_codes": codes,
         }
@@ -1160,6 +1219,8 @@ class Run:
             self.proxy.child.stop(timeout=5)
         if self.watch is not None:
             self.watch.stop()
+        if self.kubelet is not None:
+            self.kubelet.stop()
         if self.lock_watch is not None:
             self.lock_watch.stop()
         if self.server in SERVERS:

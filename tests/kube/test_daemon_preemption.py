@@ -203,8 +203,7 @@ def test_a_refused_delete_stops_the_preemption_and_a_retry_completes_it(priority
         assert log.count("preempting pod=default/high") == 2
         events = wait_until(lambda: cluster.events("Preempted"), 20, what="the Preempted event")
         assert [(e["involvedObject"]["name"], e["count"]) for e in events] == [("low", 1)]
-        play_kubelet(cluster, "low")
-        wait_until(lambda: cluster.placements().get("high") == "only", 30, what="high bound")
+        high_bound_once_low_is_gone(cluster)
     finally:
         code = daemon.stop()
         proxy.stop()
@@ -233,12 +232,16 @@ def test_a_delete_that_never_took_effect_is_sent_again_in_the_same_preemption(pr
         assert "victim pod=default/low: still there, not terminating; deleting it again" in log
         assert "Error preempting pod" not in log and "stopped; retrying" not in log
         assert log.count("preempting pod=default/high") == 1
-        play_kubelet(cluster, "low")
-        wait_until(lambda: cluster.placements().get("high") == "only", 30, what="high bound")
+        high_bound_once_low_is_gone(cluster)
     finally:
         code = daemon.stop()
         proxy.stop()
     assert code == 0, daemon.log()
+
+
+def high_bound_once_low_is_gone(cluster: Cluster) -> None:
+    play_kubelet(cluster, "low")
+    wait_until(lambda: cluster.placements().get("high") == "only", 30, what="high bound")
 
 
 def deletes_of(proxy, name: str) -> list[int]:
@@ -263,8 +266,7 @@ def test_a_victim_deletion_whose_reply_is_lost_is_re_checked_not_failed(priority
         assert "deleting victim pod=default/low: outcome unknown" in log
         assert "victim pod=default/low: deleted" in log
         assert "Error preempting pod" not in log
-        play_kubelet(cluster, "low")
-        wait_until(lambda: cluster.placements().get("high") == "only", 30, what="high bound")
+        high_bound_once_low_is_gone(cluster)
         assert log.count("preempting pod=default/high") == 1
         deletes = deletes_of(proxy, "low")
         assert lost.hits == len(deletes) >= 1 and set(deletes) == {200}  # carried out; no reply reached the daemon
