@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from ..model.pod import Pod
+from ..model.pod import Pod, pod_condition
 from .rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
@@ -176,9 +176,3 @@ class PodConditionUpdater:
                         log.debug("updating the PodScheduled condition of %s failed: %s", pod.ref, e)
                     return
 
-
-def pod_condition(raw: Mapping[str, Any], type_: str) -> dict[str, Any] | None:
-    for c in (raw.get("status") or {}).get("conditions") or ():
-        if isinstance(c, dict) and c.get("type") == type_:
-            return c
-    return None

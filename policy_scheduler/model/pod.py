@@ -267,6 +267,14 @@ class Pod:
         return f"Pod({self.namespace}/{self.name})"
 
 
+def pod_condition(raw: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    """The pod object's status condition of type ``type_`` (e.g. ``PodScheduled``), if any."""
+    for c in (raw.get("status") or {}).get("conditions") or ():
+        if isinstance(c, dict) and c.get("type") == type_:
+            return c
+    return None
+
+
 def _timestamp(raw: Any) -> str | None:
     """RFC 3339 text; YAML loaders turn unquoted timestamps (as kubectl prints them) into datetimes."""
     if raw is None or raw == "":

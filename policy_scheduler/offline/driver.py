@@ -32,7 +32,7 @@ from ..core.fit_error import FitError
 from ..core.nominated import NOMINATED_NODE_ANNOTATION
 from ..core.preemption import PreemptionResult
 from ..model.disruption import PodDisruptionBudget
-from ..model.pod import Pod
+from ..model.pod import Pod, pod_condition
 from ..queue import NominatingQueue, PodBackoff, ThreeQueuePriorityQueue, new_scheduling_queue, pod_key
 from ..scheduling.cycle import Decision, SchedulingCycle
 
@@ -105,6 +105,22 @@ class ClusterAssumer:
         self.cluster.add_pod(pod)
 
 
+def with_condition(pod: Pod, reason: str, message: str | None) -> Pod:
+    """The pod object after the daemon's ``PodScheduled=False`` status PATCH."""
+    condition = {"type": "PodScheduled", "status": "False", "reason": reason}
+    if message:
+        condition["message"] = message
+    status = dict(pod.raw.get("status") or {})
+    status["conditions"] = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"] + [condition]
+    return _copy_with(pod, {**pod.raw, "status": status})
+
+
+def _copy_with(pod: Pod, raw: dict) -> Pod:
+    copy = Pod(raw, pod.rules)
+    copy.priority, copy.preemption_policy = pod.priority, pod.preemption_policy
+    return copy
+
+
 def with_nomination(pod: Pod, node: str) -> Pod:
     """The pod object after the daemon's nomination PATCH (``""`` clears it): annotation and status."""
     raw = dict(pod.raw)
@@ -118,9 +134,7 @@ def with_nomination(pod: Pod, node: str) -> Pod:
     status = dict(raw.get("status") or {})
     status["nominatedNodeName"] = node or None
     raw["metadata"], raw["status"] = meta, status
-    copy = Pod(raw, pod.rules)
-    copy.priority, copy.preemption_policy = pod.priority, pod.preemption_policy
-    return copy
+    return _copy_with(pod, raw)
 
 
 class OfflineDriver:
@@ -195,6 +209,22 @@ class OfflineDriver:
         self._failed_at[pod.key] = epoch
         if decision.requeue:
             self._requeue(pod, decision.unschedulable)
+        self._condition_updated(pod, decision)
+
+    def _condition_updated(self, pod: Pod, decision: Decision) -> None:
+        """``run`` writes ``PodScheduled=False`` when status, reason or message change; its update event reaches
+        the queue: a pod out of every sub-queue enters activeQ (1.9 retries it before its back-off is over, as
+        ``run`` does). The three-queue form re-queues at once, before the event (run's requeuer, no delay)."""
+        key = pod.key
+        old = self.result.pods[key]
+        current = pod_condition(old.raw, "PodScheduled") or {}
+        if (current.get("status"), current.get("reason"), current.get("message")) == (
+                "False", decision.reason, decision.message):
+            return
+        if self.backoff is None:
+            self._deliver_due()
+        new = self.result.pods[key] = with_condition(old, decision.reason, decision.message)
+        self.queue.update(old, new)
 
     def _requeue(self, pod: Pod, unschedulable: bool) -> None:
         """``run``'s requeuer: back into the queue after the pod's back-off (FIFO, PriorityQueue), or at once
