@@ -457,18 +457,21 @@ class Bind:
 
 
 class Kubelet:
-    """What the nodes' kubelets would do, which envtest has none of: remove a bound pod that is terminating.
+    """What the nodes' kubelets would do, which envtest has none of: remove a bound pod left terminating.
 
     A deletion with grace period 0 is two writes in the API server (the deletionTimestamp, then the removal);
     a server stopped between them leaves the pod terminating in etcd, where only a kubelet ever finishes it.
     Without this a preemptor waits forever for such a victim (1.9's rule and the modern one alike), which a
-    cluster with kubelets never sees. Each is removed with grace period 0, retried while the server is down.
+    cluster with kubelets never sees. A pod still terminating ``GRACE`` s after the watch first showed it so
+    is removed with grace period 0 (retried while the server is down); ``removed`` names them.
     """
+
+    GRACE = 2.0
 
     def __init__(self, kubeconfig: str) -> None:
         self.rest = RestClient(api_client(kubeconfig, pool_size=2), qps=0, burst=1, timeout=10.0)
-        self.pending: set[str] = set()
-        self.removed: set[str] = set()
+        self.pending: dict[str, float] = {}  # name -> when first seen terminating
+        self.removed: list[str] = []
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kubelet", daemon=True)
@@ -483,23 +486,30 @@ class Kubelet:
 
     def terminating(self, name: str) -> None:
         with self._lock:
-            if name not in self.removed:
-                self.pending.add(name)
+            self.pending.setdefault(name, time.monotonic())
+
+    def gone(self, name: str) -> None:
+        with self._lock:
+            self.pending.pop(name, None)
 
     def _run(self) -> None:
-        while not self._stopped.wait(0.1):
+        while not self._stopped.wait(0.2):
+            now = time.monotonic()
             with self._lock:
-                names = sorted(self.pending)
-            for name in names:
+                due = sorted(n for n, seen in self.pending.items() if now - seen >= self.GRACE)
+            for name in due:
                 try:
                     self.rest.delete(f"{PODS_PATH}/{name}", body={"apiVersion": "v1", "kind": "DeleteOptions",
                                                                   "gracePeriodSeconds": 0})
+                    removed = True
                 except ApiError as e:
                     if not e.not_found:
                         continue  # the server is away: next round
+                    removed = False
                 with self._lock:
-                    self.pending.discard(name)
-                    self.removed.add(name)
+                    self.pending.pop(name, None)
+                    if removed:
+                        self.removed.append(name)
 
 
 class PodWatch:
@@ -607,6 +617,7 @@ class PodWatch:
                     self.first_measured_bind.set()
 
     def _gone(self, name: str, at: float) -> None:
+        self.kubelet.gone(name)
         with self._lock:
             if name not in self.deleted:
                 self.deleted[name] = at
@@ -1181,7 +1192,7 @@ class Run:
             "takeover_s": None, "lease_acquired_s": None,
             "watches_cut": t.cuts or None, "watch_reconnects": watch.reconnects, "watch_relists": watch.relists,
             # The terminating pods the kubelet stand-in removed (a server stopped mid-deletion leaves them).
-            "kubelet_removed": sorted(self.kubelet.removed) if self.kubelet is not None else [],
+            "kubelet_removed": list(self.kubelet.removed) if self.kubelet is not None else [],
             "ended": ended, "scheduler_peak_rss_mb": max((r for r in rss if r is not None), default=None),
             "scheduler_exit_codes": codes,
         }
