@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import re
 import socket
 import threading
@@ -45,6 +44,8 @@ log = logging.getLogger(__name__)
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 LOCK_TYPES = ("endpoints", "configmaps", "leases")
 JITTER_FACTOR = 1.2
+#: A standby's attempt comes this long after the moment the observed lease expires (not before it).
+EXPIRY_MARGIN = 0.05
 COORDINATION_GROUP = "coordination.k8s.io"
 
 
@@ -356,11 +357,6 @@ def make_lock(rest: RestClient, config: LeaderElectionConfig) -> ResourceLock:
 # -- the elector --------------------------------------------------------------------------------------
 
 
-def jitter(period: float, max_factor: float = JITTER_FACTOR) -> float:
-    """``wait.Jitter``: a wait in ``[period, period * (1 + max_factor))``."""
-    return period + random.random() * max_factor * period
-
-
 class LeaderElector:
     """client-go's LeaderElector over one :class:`ResourceLock`.
 
@@ -455,8 +451,20 @@ class LeaderElector:
                 log.info("successfully acquired lease %s", desc)
                 return True
             log.debug("failed to acquire lease %s", desc)
-            stop.wait(jitter(self.config.retry_period))
+            stop.wait(self._next_attempt_in())
         return False
+
+    def _next_attempt_in(self) -> float:
+        """Seconds to the next attempt: one retry period, or less when the lease held by another expires
+        sooner, so that a crashed leader is replaced within the lease plus one retry period of its last
+        renewal (client-go waits a jittered period, up to 2.2 retry periods, on both sides of the expiry)."""
+        wait = self.config.retry_period
+        with self._mutex:
+            observed, observed_at = self._observed, self._observed_time
+        if observed is not None and observed.holder_identity and observed.holder_identity != self.identity:
+            expires_in = observed_at + observed.lease_duration_seconds - self.clock()
+            wait = min(wait, max(expires_in, 0.0) + EXPIRY_MARGIN)
+        return wait
 
     def _renew(self, stop: threading.Event) -> bool:
         """Renew every retry period until ``stop`` (returns False) or a renew deadline passes (True)."""
