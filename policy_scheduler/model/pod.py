@@ -256,11 +256,26 @@ class Pod:
         raw = dict(self.raw)
         raw["spec"] = dict(raw.get("spec") or {})
         raw["spec"]["nodeName"] = node_name
+        clone = self._clone(raw)
+        clone.node_name = node_name
+        return clone
+
+    def with_status(self, status: dict[str, Any], annotations: dict[str, str] | None = None) -> Pod:
+        """A copy of this pod after a status write (and, given, new annotations): what the API server would
+        send back after the scheduler's PATCH, without parsing the pod again."""
+        raw = {**self.raw, "status": status}
+        if annotations is not None:
+            raw["metadata"] = {**(raw.get("metadata") or {}), "annotations": annotations}
+        clone = self._clone(raw)
+        if annotations is not None:
+            clone.annotations = annotations
+        return clone
+
+    def _clone(self, raw: dict[str, Any]) -> Pod:
         clone = object.__new__(Pod)
         for slot in Pod.__slots__:
             setattr(clone, slot, getattr(self, slot))
         clone.raw = raw
-        clone.node_name = node_name
         return clone
 
     def __repr__(self) -> str:

@@ -112,29 +112,17 @@ def with_condition(pod: Pod, reason: str, message: str | None) -> Pod:
         condition["message"] = message
     status = dict(pod.raw.get("status") or {})
     status["conditions"] = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"] + [condition]
-    return _copy_with(pod, {**pod.raw, "status": status})
-
-
-def _copy_with(pod: Pod, raw: dict) -> Pod:
-    copy = Pod(raw, pod.rules)
-    copy.priority, copy.preemption_policy = pod.priority, pod.preemption_policy
-    return copy
+    return pod.with_status(status)
 
 
 def with_nomination(pod: Pod, node: str) -> Pod:
     """The pod object after the daemon's nomination PATCH (``""`` clears it): annotation and status."""
-    raw = dict(pod.raw)
-    meta = dict(raw.get("metadata") or {})
-    annotations = dict(meta.get("annotations") or {})
+    annotations = dict(pod.annotations)
     if node:
         annotations[NOMINATED_NODE_ANNOTATION] = node
     else:
         annotations.pop(NOMINATED_NODE_ANNOTATION, None)
-    meta["annotations"] = annotations
-    status = dict(raw.get("status") or {})
-    status["nominatedNodeName"] = node or None
-    raw["metadata"], raw["status"] = meta, status
-    return _copy_with(pod, raw)
+    return pod.with_status({**(pod.raw.get("status") or {}), "nominatedNodeName": node or None}, annotations)
 
 
 class OfflineDriver:
@@ -143,7 +131,6 @@ class OfflineDriver:
     def __init__(self, scheduler: GenericScheduler, pending: Sequence[Pod], *, queue_kind: str,
                  pod_priority: bool, pdbs: Sequence[PodDisruptionBudget] = (), explain: bool = False,
                  progress: Callable[[int], None] | None = None) -> None:
-        self.scheduler = scheduler
         self.cluster = scheduler.cluster
         self.clock = VirtualClock()
         self.queue = new_scheduling_queue(queue_kind, self.clock)
