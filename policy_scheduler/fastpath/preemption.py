@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..core.nominated import nominated_elsewhere
 from ..core.victims import VictimSelection, lower_priority_pods, reprieve
 from ..errors import PredicateError
@@ -100,7 +102,7 @@ def has_affinity_terms(pod: Pod, meta: Any) -> bool:
 
 def general_predicates(predicate: Any, pod: Pod, meta: Any) -> Dependence | None:
     """GeneralPredicates: PodFitsResources, and host name and node selector (host ports depend on pods)."""
-    if pod.host_ports:
+    if has_host_ports(pod, meta):
         return None
     return Dependence(resources=True, checks=(pod_fits_host, pod_match_node_selector))
 
@@ -117,8 +119,9 @@ class VictimArithmetic:
         self.request = pod_request(pod, meta)
         self.nominated = scheduler.nominated_pods
         self.columns = scheduler.columns
-        # Checks with a vectorised form are asked for every node at once; the others node by node.
-        self.masks = []
+        # Checks with a vectorised form are asked for every node at once (ANDed into one mask); the others
+        # node by node.
+        self.mask: np.ndarray | None = None
         self.per_node = []
         if self.columns is not None:
             self.columns.refresh()
@@ -128,7 +131,7 @@ class VictimArithmetic:
             if mask is None:
                 self.per_node.append(check)
             else:
-                self.masks.append(mask)
+                self.mask = mask if self.mask is None else self.mask & mask
 
     @classmethod
     def plan(cls, scheduler: Any, pod: Pod, meta: Any) -> VictimArithmetic | None:
@@ -145,9 +148,9 @@ class VictimArithmetic:
     def _checks_pass(self, info: NodeInfo) -> bool:
         """Every pod-independent check passes on the node; False also when unsure (a check errs, or the
         columns do not describe the node): the reference then decides."""
-        if self.masks:
+        if self.mask is not None:
             row = self.columns.index.get(info.name)
-            if row is None or self.columns.infos[row] is not info or not all(mask[row] for mask in self.masks):
+            if row is None or self.columns.infos[row] is not info or not self.mask[row]:
                 return False
         return all(self._run(check, info) for check in self.per_node)
 
