@@ -115,7 +115,19 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 from kubernetes.utils import parse_quantity  # noqa: E402
 
+from benchmarks import perf_workloads  # noqa: E402
 from benchmarks.daemon_throughput import SCHEDULER_NAME, create_all, daemon_command, vm_hwm_mb  # noqa: E402
+from benchmarks.perf_workloads import (  # noqa: E402
+    HIGH_PRIORITY,
+    HIGH_PRIORITY_CLASS,
+    NODE_CPU,
+    NODE_MEMORY,
+    POD_DEFAULT,
+    POD_HIGH_PRIORITY,
+    POD_LOW_PRIORITY,
+    PodTemplate,
+    node_object,
+)
 from policy_scheduler.kube.client import api_client  # noqa: E402
 from policy_scheduler.kube.rest import ApiError, RestClient  # noqa: E402
 from tests.kube.daemon import wait_until  # noqa: E402
@@ -142,20 +154,13 @@ MODERN_SCHEDULER_NAME = "modern-scheduler-bench"
 NAMESPACE = "default"
 PODS_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods"
 LOCK = "leases"
-HIGH_PRIORITY_CLASS = "faults-high"
 KILL_SETTLE = 0.5  # after a SIGKILL, the dead leader's binds already at the server are done by then
 QUIET_AT_END = 2.0
 API_QPS = 5000  # both schedulers, as daemon_throughput.py runs ours (scheduler_perf's client is unthrottled too)
 
-# node-default.yaml: capacity cpu 4, memory 32Gi, pods 110, Ready (allocatable defaults to capacity).
-NODE_CPU, NODE_MEMORY, NODE_PODS, TIGHT_NODE_PODS = "4", "32Gi", 110, 40
-# (cpu, memory, priority class, terminationGracePeriodSeconds) of pod-default / -low-priority / -high-priority.
-TEMPLATES: dict[str, tuple[str, str, str | None, int | None]] = {
-    "default": ("100m", "500Mi", None, None),
-    "low": ("900m", "500Mi", None, 0),
-    "high": ("3000m", "500Mi", HIGH_PRIORITY_CLASS, None),
-}
-HIGH_PRIORITY = 10  # pod-high-priority.yaml's spec.priority (a 1.26 server sets it from the class only)
+# node-default.yaml's room for pods; the tight shape's. Pod templates: pod-default / -low-priority / -high-priority.
+NODE_PODS, TIGHT_NODE_PODS = perf_workloads.NODE_PODS, 40
+TEMPLATES: dict[str, PodTemplate] = {"default": POD_DEFAULT, "low": POD_LOW_PRIORITY, "high": POD_HIGH_PRIORITY}
 
 
 def progress(message: str) -> None:
@@ -193,9 +198,9 @@ class Scenario:
     @property
     def room_per_node(self) -> int:
         """How many measured pods one empty node holds."""
-        cpu, memory, _, _ = TEMPLATES[self.measured_template]
-        return min(self.node_pods, int(parse_quantity(NODE_CPU) / parse_quantity(cpu)),
-                   int(parse_quantity(NODE_MEMORY) / parse_quantity(memory)))
+        template = TEMPLATES[self.measured_template]
+        return min(self.node_pods, int(parse_quantity(NODE_CPU) / parse_quantity(template.cpu)),
+                   int(parse_quantity(NODE_MEMORY) / parse_quantity(template.memory)))
 
     @property
     def expected_bound(self) -> int:
@@ -223,34 +228,6 @@ def scenarios(args: argparse.Namespace) -> list[Scenario]:
                 out.append(Scenario(shape, fault, args.nodes, 4 * args.nodes, measured,
                                     init_template="low", measured_template="high"))
     return out
-
-
-def node_object(name: str, pods: int) -> dict[str, Any]:
-    capacity = {"cpu": NODE_CPU, "memory": NODE_MEMORY, "pods": str(pods)}
-    return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "spec": {},
-        "status": {"capacity": capacity, "allocatable": dict(capacity), "phase": "Running",
-                   "conditions": [{"type": "Ready", "status": "True"}]},
-    }
-
-
-def pod_object(name: str, template: str, scheduler_name: str, node_name: str | None = None) -> dict[str, Any]:
-    cpu, memory, priority_class, grace = TEMPLATES[template]
-    resources = {"cpu": cpu, "memory": memory}
-    spec: dict[str, Any] = {
-        "schedulerName": scheduler_name,
-        "containers": [{"name": "pause", "image": "k8s.gcr.io/pause:3.7", "ports": [{"containerPort": 80}],
-                        "resources": {"limits": dict(resources), "requests": dict(resources)}}],
-    }
-    if priority_class:
-        spec["priorityClassName"] = priority_class
-    if grace is not None:
-        spec["terminationGracePeriodSeconds"] = grace
-    if node_name:
-        spec["nodeName"] = node_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec}
 
 
 # -- child processes --------------------------------------------------------------------------------
@@ -979,12 +956,13 @@ class Run:
                 "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                 "metadata": {"name": HIGH_PRIORITY_CLASS}, "value": HIGH_PRIORITY})
         node_names = [f"node-{i:05d}" for i in range(sc.nodes)]
-        create_all(self.rest, "/api/v1/nodes", [node_object(n, sc.node_pods) for n in node_names], args.threads)
+        create_all(self.rest, "/api/v1/nodes", [node_object(n, pods=sc.node_pods) for n in node_names], args.threads)
         progress(f"created {sc.nodes} nodes")
-        init_bodies = [pod_object(n, sc.init_template, self.scheduler_name,
-                                  node_names[i % sc.nodes] if sc.prebound_init else None)
+        init_bodies = [TEMPLATES[sc.init_template].pod(n, NAMESPACE, self.scheduler_name,
+                                                       node_name=node_names[i % sc.nodes] if sc.prebound_init else None)
                        for i, n in enumerate(self.init_names)]
-        measured_bodies = [pod_object(n, sc.measured_template, self.scheduler_name) for n in self.measured_names]
+        measured_bodies = [TEMPLATES[sc.measured_template].pod(n, NAMESPACE, self.scheduler_name)
+                           for n in self.measured_names]
         creator = None
         if sc.prebound_init:
             create_all(self.rest, PODS_PATH, init_bodies, args.threads)

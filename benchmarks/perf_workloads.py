@@ -1,0 +1,200 @@
+"""Upstream's scheduler_perf workloads as Kubernetes objects: one definition for the live benchmarks
+(``scheduler_perf.py``, ``faults.py``) and the offline tests that pin the engine's decisions on them.
+
+Written from upstream's ``test/integration/scheduler_perf/config/performance-config.yaml`` and its pod and
+node templates (copies of about v1.24 to v1.31; ``../shared/benchmarks/README.md`` summarises them):
+
+* nodes (``node-default.yaml``): capacity = allocatable cpu 4, memory 32Gi, pods 110, ``Ready``, a unique
+  ``kubernetes.io/hostname``; ``labelNodePrepareStrategy`` adds ``topology.kubernetes.io/zone``: ``zone1`` on
+  every node, or one of ``moon-1/2/3`` per node drawn at random (here SplitMix64 from ``--seed``, so that runs
+  are repeatable);
+* pods: one ``pause`` container with a port, requests = limits cpu 100m, memory 500Mi (``pod-default``),
+  except the low-priority (900m, grace 0), high-priority (3000m, priority 10) and large-cpu (cpu 9,
+  requests only) templates; the affinity templates carry ``color`` labels and terms on them.
+
+One correction: upstream's affinity templates name the namespaces ``sched-test`` and ``sched-setup`` in their
+terms (left from an older harness), while the workloads create the pods in ``sched-0`` (init) and ``sched-1``
+(measured). Taken literally no pod could ever match a term, not even its own, so the required-affinity
+pods would never schedule (in any scheduler) and the anti-affinity ones would not constrain each other. The
+terms here name ``sched-0`` and ``sched-1``: the workloads' evident intent (SchedulingPodAntiAffinity's 100
+init + 400 measured pods fill its 500 nodes one per node exactly).
+
+``spec.priority`` of ``pod-high-priority.yaml`` is a literal field; a 1.26 API server sets it only from a
+PriorityClass (a literal one is refused), so live pods name the class :data:`HIGH_PRIORITY_CLASS` (value 10)
+and offline pods carry the priority itself, as admission would have set it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmarks.generator import SplitMix64
+
+HOSTNAME_KEY = "kubernetes.io/hostname"
+ZONE_KEY = "topology.kubernetes.io/zone"
+NODE_CPU, NODE_MEMORY, NODE_PODS = "4", "32Gi", 110
+HIGH_PRIORITY_CLASS = "scheduler-perf-high"
+HIGH_PRIORITY = 10
+INIT_NAMESPACE, MEASURED_NAMESPACE = "sched-0", "sched-1"
+AFFINITY_NAMESPACES = [INIT_NAMESPACE, MEASURED_NAMESPACE]
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """One of upstream's pod templates (the file is ``name``)."""
+
+    name: str
+    cpu: str = "100m"
+    memory: str = "500Mi"
+    limits: bool = True
+    labels: tuple[tuple[str, str], ...] = ()
+    affinity: dict[str, Any] | None = None
+    topology_spread: tuple[dict[str, Any], ...] = ()
+    priority_class: str | None = None
+    priority: int | None = None
+    grace: int | None = None
+
+    def pod(self, name: str, namespace: str, scheduler_name: str, *, node_name: str | None = None,
+            literal_priority: bool = False) -> dict[str, Any]:
+        """The Pod object; ``literal_priority`` sets ``spec.priority`` as admission would (offline snapshots)."""
+        resources = {"cpu": self.cpu, "memory": self.memory}
+        container: dict[str, Any] = {
+            "name": "pause", "image": "registry.k8s.io/pause:3.9", "ports": [{"containerPort": 80}],
+            "resources": {"requests": dict(resources), **({"limits": dict(resources)} if self.limits else {})},
+        }
+        spec: dict[str, Any] = {"schedulerName": scheduler_name, "containers": [container]}
+        if self.affinity is not None:
+            spec["affinity"] = self.affinity
+        if self.topology_spread:
+            spec["topologySpreadConstraints"] = [dict(c) for c in self.topology_spread]
+        if self.priority_class:
+            spec["priorityClassName"] = self.priority_class
+        if literal_priority and self.priority is not None:
+            spec["priority"] = self.priority
+        if self.grace is not None:
+            spec["terminationGracePeriodSeconds"] = self.grace
+        if node_name:
+            spec["nodeName"] = node_name
+        metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+        if self.labels:
+            metadata["labels"] = dict(self.labels)
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def _term(color: str, topology_key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": topology_key,
+            "namespaces": list(AFFINITY_NAMESPACES)}
+
+
+def _spread(when: str) -> tuple[dict[str, Any], ...]:
+    return ({"maxSkew": 5, "topologyKey": ZONE_KEY, "whenUnsatisfiable": when,
+             "labelSelector": {"matchLabels": {"color": "blue"}}},)
+
+
+POD_DEFAULT = PodTemplate("pod-default.yaml")
+POD_LOW_PRIORITY = PodTemplate("pod-low-priority.yaml", cpu="900m", grace=0)
+POD_HIGH_PRIORITY = PodTemplate("pod-high-priority.yaml", cpu="3000m", priority_class=HIGH_PRIORITY_CLASS,
+                                priority=HIGH_PRIORITY)
+POD_LARGE_CPU = PodTemplate("pod-large-cpu.yaml", cpu="9", limits=False)
+POD_WITH_POD_AFFINITY = PodTemplate("pod-with-pod-affinity.yaml", labels=(("color", "blue"),), affinity={
+    "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("blue", ZONE_KEY)]}})
+POD_WITH_POD_ANTI_AFFINITY = PodTemplate("pod-with-pod-anti-affinity.yaml", labels=(("color", "green"),), affinity={
+    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term("green", HOSTNAME_KEY)]}})
+POD_WITH_PREFERRED_POD_AFFINITY = PodTemplate(
+    "pod-with-preferred-pod-affinity.yaml", labels=(("color", "red"),), affinity={"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "podAffinityTerm": _term("red", HOSTNAME_KEY)}]}})
+POD_WITH_PREFERRED_POD_ANTI_AFFINITY = PodTemplate(
+    "pod-with-preferred-pod-anti-affinity.yaml", labels=(("color", "yellow"),), affinity={"podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "podAffinityTerm": _term("yellow", HOSTNAME_KEY)}]}})
+POD_WITH_NODE_AFFINITY = PodTemplate("pod-with-node-affinity.yaml", affinity={"nodeAffinity": {
+    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": ZONE_KEY, "operator": "In", "values": ["zone1", "zone2"]}]}]}}})
+POD_WITH_TOPOLOGY_SPREADING = PodTemplate("pod-with-topology-spreading.yaml", labels=(("color", "blue"),),
+                                          topology_spread=_spread("DoNotSchedule"))
+POD_WITH_PREFERRED_TOPOLOGY_SPREADING = PodTemplate("pod-with-preferred-topology-spreading.yaml",
+                                                    labels=(("color", "blue"),), topology_spread=_spread("ScheduleAnyway"))
+
+
+def node_object(name: str, *, pods: int = NODE_PODS, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """``node-default.yaml``: capacity = allocatable cpu 4, memory 32Gi, ``pods`` pods, Ready."""
+    capacity = {"cpu": NODE_CPU, "memory": NODE_MEMORY, "pods": str(pods)}
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {HOSTNAME_KEY: name, **(labels or {})}},
+        "spec": {},
+        "status": {"capacity": capacity, "allocatable": dict(capacity), "phase": "Running",
+                   "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One of performance-config.yaml's workloads: its templates, namespaces and sizes per node scale."""
+
+    name: str
+    init: PodTemplate
+    measured: PodTemplate
+    sizes: dict[int, tuple[int, int, int]]  # node scale -> (nodes, init pods, measured pods)
+    zones: tuple[str, ...] = ()  # labelNodePrepareStrategy's values (one at random per node when several)
+    namespaces: tuple[str, str] = ("default", "default")  # (init pods', measured pods')
+    wait_init: bool = True  # False: upstream's skipWaitToCompletion (the init pods never fit)
+    feature_gates: str = ""  # what ours needs for the workload's fields
+    priority_classes: tuple[tuple[str, int], ...] = field(default=())
+
+    def node_names(self, count: int) -> list[str]:
+        return [f"node-{i:05d}" for i in range(count)]
+
+    def nodes(self, count: int, seed: int = 1) -> list[dict[str, Any]]:
+        rng = SplitMix64(seed)
+        out = []
+        for name in self.node_names(count):
+            labels = {}
+            if self.zones:
+                labels[ZONE_KEY] = self.zones[rng.intn(len(self.zones))] if len(self.zones) > 1 else self.zones[0]
+            out.append(node_object(name, labels=labels))
+        return out
+
+    def init_pods(self, count: int, scheduler_name: str, **kw: Any) -> list[dict[str, Any]]:
+        return [self.init.pod(f"init-{i:06d}", self.namespaces[0], scheduler_name, **kw) for i in range(count)]
+
+    def measured_pods(self, count: int, scheduler_name: str, **kw: Any) -> list[dict[str, Any]]:
+        return [self.measured.pod(f"pod-{i:06d}", self.namespaces[1], scheduler_name, **kw) for i in range(count)]
+
+    def snapshot_objects(self, nodes: int, init: int, measured: int, scheduler_name: str,
+                         seed: int = 1) -> list[dict[str, Any]]:
+        """Every object of one run for the offline engine: nodes, then the init and the measured pods, all
+        pending in that order (priorities set as admission would)."""
+        return (self.nodes(nodes, seed) + self.init_pods(init, scheduler_name, literal_priority=True)
+                + self.measured_pods(measured, scheduler_name, literal_priority=True))
+
+
+_SCHED = (INIT_NAMESPACE, MEASURED_NAMESPACE)
+_HIGH = ((HIGH_PRIORITY_CLASS, HIGH_PRIORITY),)
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    Workload("SchedulingBasic", POD_DEFAULT, POD_DEFAULT, {500: (500, 500, 1000), 5000: (5000, 1000, 1000)}),
+    Workload("SchedulingPodAntiAffinity", POD_WITH_POD_ANTI_AFFINITY, POD_WITH_POD_ANTI_AFFINITY,
+             {500: (500, 100, 400), 5000: (5000, 1000, 1000)}, namespaces=_SCHED),
+    Workload("SchedulingNodeAffinity", POD_WITH_NODE_AFFINITY, POD_WITH_NODE_AFFINITY,
+             {500: (500, 500, 1000), 5000: (5000, 5000, 1000)}, zones=("zone1",)),
+    Workload("SchedulingPodAffinity", POD_WITH_POD_AFFINITY, POD_WITH_POD_AFFINITY,
+             {500: (500, 500, 1000), 5000: (5000, 5000, 1000)}, zones=("zone1",), namespaces=_SCHED),
+    Workload("SchedulingPreferredPodAffinity", POD_WITH_PREFERRED_POD_AFFINITY, POD_WITH_PREFERRED_POD_AFFINITY,
+             {500: (500, 500, 1000), 5000: (5000, 5000, 1000)}, namespaces=_SCHED),
+    # Upstream's file gives this workload the preferred-*affinity* template (a slip: it then repeats the one
+    # above); here it runs the template its name says, pod-with-preferred-pod-anti-affinity.yaml.
+    Workload("SchedulingPreferredPodAntiAffinity", POD_WITH_PREFERRED_POD_ANTI_AFFINITY,
+             POD_WITH_PREFERRED_POD_ANTI_AFFINITY,
+             {500: (500, 500, 1000), 5000: (5000, 5000, 1000)}, namespaces=_SCHED),
+    Workload("TopologySpreading", POD_DEFAULT, POD_WITH_TOPOLOGY_SPREADING,
+             {500: (500, 1000, 1000), 5000: (5000, 5000, 2000)}, zones=("moon-1", "moon-2", "moon-3")),
+    Workload("PreferredTopologySpreading", POD_DEFAULT, POD_WITH_PREFERRED_TOPOLOGY_SPREADING,
+             {500: (500, 1000, 1000), 5000: (5000, 5000, 2000)}, zones=("moon-1", "moon-2", "moon-3")),
+    # Upstream comments out its 5000-node variant (too slow); 20000 / 5000 pods is what it names.
+    Workload("PreemptionBasic", POD_LOW_PRIORITY, POD_HIGH_PRIORITY, {500: (500, 2000, 500), 5000: (5000, 20000, 5000)},
+             feature_gates="PodPriority=true", priority_classes=_HIGH),
+    Workload("Unschedulable", POD_LARGE_CPU, POD_DEFAULT, {500: (500, 200, 1000), 5000: (5000, 200, 5000)},
+             wait_init=False),
+)}
