@@ -4,7 +4,9 @@ Row *i* is ``cluster.node_list()[i]`` (nodes in name order). Resource columns ar
 when a pod is added or removed; everything that depends on nodes only (allocatable, conditions, label
 topology, per-signature masks) is rebuilt after a node changes, lazily: a burst of node events (a
 daemon's initial list) costs one rebuild, at the next :meth:`refresh`. A label index of the cached pods lets the
-vectorised predicates and priorities find the pods a selector matches without scanning every pod.
+vectorised predicates and priorities find the pods a selector matches without scanning every pod; for the
+selectors they ask about, per-node counts of the matching pods are kept up to date as pods come and go, and the
+cached pods' inter-pod affinity terms are counted per node by group (:mod:`.affinity_terms`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from ..cache.cluster import ClusterState
 from ..model.labels import IN, Selector
 from ..model.node import Node
 from ..model.pod import Pod
+from .affinity_terms import AffinityTermIndex
 
 I64 = np.int64
+MAX_SELECTOR_COUNTS = 256  # per-node counts kept for this many (namespaces, selector) pairs at most
 
 
 class NodeColumns:
@@ -77,6 +81,8 @@ class NodeColumns:
         self._pods_by_namespace: dict[str, dict[str, Pod]] = defaultdict(dict)
         self._pods_by_label: dict[tuple[str, str, str], dict[str, Pod]] = defaultdict(dict)
         self.pods_with_affinity: dict[str, Pod] = {}
+        self.affinity_terms = AffinityTermIndex(n)
+        self._selector_counts: dict[tuple[frozenset[str], Selector], np.ndarray] = {}
         for pod in cluster.list_pods():
             self._index(pod)
         self.generation += 1
@@ -112,21 +118,33 @@ class NodeColumns:
             self.scalar_requested(name)[i] += sign * v
 
     def _index(self, pod: Pod) -> None:
-        if pod.node_name not in self.index:
+        i = self.index.get(pod.node_name)
+        if i is None:
             return
         key = pod.key
         self._pods_by_namespace[pod.namespace][key] = pod
         for k, v in pod.labels.items():
             self._pods_by_label[(pod.namespace, k, v)][key] = pod
-        if pod.affinity is not None and (pod.affinity.pod_affinity is not None or pod.affinity.pod_anti_affinity is not None):
+        if pod.has_pod_affinity_constraints:
             self.pods_with_affinity[key] = pod
+            self.affinity_terms.add(pod, i)
+        self._count_selectors(pod, i, 1)
 
     def _unindex(self, pod: Pod) -> None:
         key = pod.key
         self._pods_by_namespace.get(pod.namespace, {}).pop(key, None)
         for k, v in pod.labels.items():
             self._pods_by_label.get((pod.namespace, k, v), {}).pop(key, None)
-        self.pods_with_affinity.pop(key, None)
+        if self.pods_with_affinity.pop(key, None) is not None:
+            self.affinity_terms.remove(key)
+        i = self.index.get(pod.node_name)
+        if i is not None:
+            self._count_selectors(pod, i, -1)
+
+    def _count_selectors(self, pod: Pod, i: int, sign: int) -> None:
+        for (namespaces, selector), counts in self._selector_counts.items():
+            if pod.namespace in namespaces and selector.matches(pod.labels):
+                counts[i] += sign
 
     # -- derived columns ------------------------------------------------------------------------
     def scalar_allocatable(self, name: str) -> np.ndarray:
@@ -195,6 +213,19 @@ class NodeColumns:
                 out.extend(p for p in candidates.values() if selector.matches(p.labels))
         return out
 
+    def matching_counts(self, namespaces: Collection[str], selector: Selector) -> np.ndarray:
+        """Per node, how many of :meth:`pods_matching`'s pods it holds; kept up to date from the first call on
+        (read-only: the array is the index's own)."""
+        key = (frozenset(namespaces), selector)
+        counts = self._selector_counts.get(key)
+        if counts is None:
+            if len(self._selector_counts) >= MAX_SELECTOR_COUNTS:
+                self._selector_counts.clear()
+            pods = self.pods_matching(namespaces, selector)
+            counts = np.bincount(self.node_indices(pods), minlength=len(self.names)).astype(I64)
+            self._selector_counts[key] = counts
+        return counts
+
     def node_indices(self, pods: Iterable[Pod]) -> np.ndarray:
         index = self.index
         return np.fromiter((index[p.node_name] for p in pods), dtype=I64)
@@ -208,6 +239,16 @@ class NodeColumns:
         hit[ids[node_idx]] = True  # -1 lands in the extra last slot
         hit[-1] = False
         return hit[ids]
+
+    def topology_sums(self, key: str, per_node: np.ndarray) -> np.ndarray:
+        """Per node: the sum of the int64 ``per_node`` over the nodes in the same ``key`` domain (0 without the
+        label); :meth:`topology_counts` with each node's entries summed first."""
+        ids, values = self.topology(key)
+        has = ids >= 0
+        if not values:
+            return np.zeros(len(ids), dtype=I64)
+        per_value = np.rint(np.bincount(ids[has], weights=per_node[has], minlength=len(values))).astype(I64)
+        return np.where(has, per_value[np.maximum(ids, 0)], 0)
 
     def topology_counts(self, key: str, node_idx: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """Per node: the (weighted) number of ``node_idx`` entries in the same ``key`` domain."""

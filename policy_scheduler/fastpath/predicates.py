@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import predicates as reference
+from ..core.affinity_terms import REQUIRED_ANTI_AFFINITY
 from ..features import FeatureGates
+from ..model.labels import SelectorError
 from ..model.taints import NO_EXECUTE, NO_SCHEDULE
+from ..model.topology import term_namespaces
 from ..predicates.inter_pod_affinity import PodAffinityChecker, _pod_matches_own_term
 
 if TYPE_CHECKING:
@@ -123,37 +126,47 @@ def volume_binding(gates: FeatureGates):
 def inter_pod_affinity(checker: PodAffinityChecker):
     """MatchInterPodAffinity over topology domains: a node fails when it shares a domain with the node of
     a pod whose required anti-affinity matches the incoming pod (a), lacks every pod a required affinity
-    term needs (c), or shares a domain with a pod the pod's required anti-affinity names (d)."""
+    term needs (c), or shares a domain with a pod the pod's required anti-affinity names (d). The existing
+    pods' anti-affinity terms come grouped from the columns' term index, the pods matching the pod's own terms
+    as per-node counts (metadata present means every cached pod is on a known node)."""
 
     def form(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
         if meta is None:
             return None
         mask = _all(cols)
-        for entry in meta.matching_anti_affinity_term_list:
-            key = entry.term.topology_key
-            if not key:
-                return None  # the reference raises
-            ids, values = cols.topology(key)
-            value = entry.node.labels.get(key)
-            if value is not None and value in values:
-                mask &= ids != values[value]
+        if meta.matching_anti_affinity_terms:
+            for group in cols.affinity_terms.groups.values():
+                if not group.terms[REQUIRED_ANTI_AFFINITY]:
+                    continue
+                try:
+                    if not group.matches(pod):
+                        continue
+                except SelectorError:
+                    return None  # metadata would have failed: not the state it was computed from
+                if not group.topology_key:
+                    return None  # the reference raises
+                mask &= ~cols.topology_mask(group.topology_key, np.flatnonzero(group.counts[REQUIRED_ANTI_AFFINITY]))
         if not pod.has_pod_affinity_constraints:
             return mask
-        candidates = checker.candidates(pod, meta)
-        for cand in candidates.affinity:
-            if cand.error is not None or any(p.node_name not in cols.index for p in cand.pods):
-                return None  # the reference raises for these
-            if cand.pods:
-                mask &= cols.topology_mask(cand.term.topology_key, cols.node_indices(cand.pods))
-            elif not _pod_matches_own_term(pod, cand.term):
-                mask[:] = False
-        for cand in candidates.anti_affinity:
-            if cand.error is not None:
-                mask[:] = False  # the reference swallows the error and fails every node
-                continue
-            if any(p.node_name not in cols.index for p in cand.pods):
-                return None
-            mask &= ~cols.topology_mask(cand.term.topology_key, cols.node_indices(cand.pods))
+        affinity = pod.affinity
+        for terms, anti in ((affinity.pod_affinity, False), (affinity.pod_anti_affinity, True)):
+            for term in terms.required if terms is not None else ():
+                try:
+                    if not term.topology_key:
+                        raise SelectorError("empty topology key")
+                    counts = cols.matching_counts(term_namespaces(pod, term), term.selector.get())
+                except SelectorError:
+                    if not anti:
+                        return None  # the reference raises for these
+                    mask[:] = False  # the reference swallows the error and fails every node
+                    continue
+                near = cols.topology_mask(term.topology_key, np.flatnonzero(counts))
+                if anti:
+                    mask &= ~near
+                elif counts.any():
+                    mask &= near
+                elif not _pod_matches_own_term(pod, term):
+                    mask[:] = False
         return mask
 
     return form

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..algorithm import MAX_PRIORITY, PluginFactoryArgs
+from ..core.affinity_terms import PREFERRED, REQUIRED_AFFINITY
 from ..model.labels import SelectorError
 from ..model.topology import term_namespaces
 from ..priorities import (
@@ -24,7 +25,6 @@ from ..priorities.selector_spreading import ZONE_WEIGHTING, get_zone_key
 
 if TYPE_CHECKING:
     from ..core.columns import NodeColumns
-    from ..model.affinity import PodAffinityTerm
     from ..model.pod import Pod
 
 I64 = np.int64
@@ -177,7 +177,9 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
 
 def inter_pod_affinity(args: PluginFactoryArgs):
     """InterPodAffinityPriority by topology domain: each matching (pod, term) adds its weight to every
-    candidate node in the domain of the pod's node. Counts are integer sums (exact in float64 too)."""
+    candidate node in the domain of the pod's node. The existing pods' terms come grouped from the columns'
+    :class:`~..core.affinity_terms.AffinityTermIndex`, each group's selector tested once; every count is an
+    integer sum over the same terms as upstream's walk."""
     hard_weight = args.hard_pod_affinity_symmetric_weight
 
     def form(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores | None:
@@ -189,23 +191,22 @@ def inter_pod_affinity(args: PluginFactoryArgs):
             # The incoming pod's preferred terms, against every existing pod.
             for terms, sign in ((pod_affinity, 1), (pod_anti, -1)):
                 for weighted in terms.preferred if terms is not None else ():
-                    matching = cols.pods_matching(term_namespaces(pod, weighted.term), weighted.term.selector.get())
-                    if matching and weighted.term.topology_key:
-                        counts += weighted.weight * sign * cols.topology_counts(
-                            weighted.term.topology_key, cols.node_indices(matching))
-            # Existing pods' terms that the incoming pod matches.
-            by_key: dict[str, tuple[list[int], list[int]]] = {}
-            for existing in cols.pods_with_affinity.values():
-                for term, weight in _existing_terms(existing, hard_weight):
-                    if term.selector.get().matches(pod.labels) and pod.namespace in term_namespaces(existing, term):
-                        if term.topology_key:
-                            nodes, weights = by_key.setdefault(term.topology_key, ([], []))
-                            nodes.append(cols.index[existing.node_name])
-                            weights.append(weight)
+                    selector = weighted.term.selector.get()
+                    if weighted.term.topology_key:
+                        matching = cols.matching_counts(term_namespaces(pod, weighted.term), selector)
+                        counts += weighted.weight * sign * cols.topology_sums(weighted.term.topology_key, matching)
+            # Existing pods' terms that the incoming pod matches (required affinity ones only with a positive
+            # symmetric weight: upstream does not look at them otherwise).
+            for group in cols.affinity_terms.groups.values():
+                required = hard_weight > 0 and group.terms[REQUIRED_AFFINITY] > 0
+                if not (required or group.terms[PREFERRED]) or not group.matches(pod) or not group.topology_key:
+                    continue
+                per_node = group.counts[PREFERRED]
+                if required:
+                    per_node = per_node + hard_weight * group.counts[REQUIRED_AFFINITY]
+                counts += cols.topology_sums(group.topology_key, per_node)
         except SelectorError:
             return None  # the reference raises PriorityError
-        for key, (nodes, weights) in by_key.items():
-            counts += cols.topology_counts(key, np.array(nodes, dtype=I64), np.array(weights, dtype=F64))
         c = counts[idx].astype(F64)
         max_count = max(0.0, float(c.max())) if c.size else 0.0
         min_count = min(0.0, float(c.min())) if c.size else 0.0
@@ -214,15 +215,3 @@ def inter_pod_affinity(args: PluginFactoryArgs):
         return np.zeros(len(idx), dtype=I64)
 
     return form
-
-
-def _existing_terms(existing: Pod, hard_weight: int) -> list[tuple[PodAffinityTerm, int]]:
-    a = existing.affinity
-    out: list[tuple[PodAffinityTerm, int]] = []
-    if a.pod_affinity is not None:
-        if hard_weight > 0:
-            out += [(t, hard_weight) for t in a.pod_affinity.required]
-        out += [(w.term, w.weight) for w in a.pod_affinity.preferred]
-    if a.pod_anti_affinity is not None:
-        out += [(w.term, -w.weight) for w in a.pod_anti_affinity.preferred]
-    return out
