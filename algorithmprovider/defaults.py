@@ -79,6 +79,8 @@ for _reference, _form in (
     (calculate_node_prefer_avoid_pods_priority_map, fast_priorities.node_prefer_avoid_pods),
 ):
     fastpath.attach(_reference, _form)
+fastpath.attach_reasons(pod_fits_resources, fast_predicates.pod_fits_resources_reasons)
+fastpath.attach_reasons(general_predicates, fast_predicates.general_predicates_reasons)
 # What preemption's arithmetic may assume about each (fastpath.preemption); undeclared ones leave it to the reference.
 for _reference, _declaration in (
     (pod_fits_resources, fast_preemption.adds_up_requests),

@@ -37,7 +37,7 @@ from ..algorithm import FitPredicate, HostPriority, PriorityConfig
 from ..cache.cluster import ClusterState
 from ..cache.node_info import NodeInfo
 from ..errors import PredicateError, PriorityError, SchedulingError
-from ..fastpath import predicate_form, priority_form
+from ..fastpath import predicate_form, priority_form, reasons_form
 from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
@@ -627,15 +627,21 @@ class GenericScheduler:
                          if nominated_elsewhere(self.nominated_pods, pod, name)}
         failed: dict[str, list[str]] = {}
         try:
+            # Where a predicate has a reasons form, its reasons on every row it rejected, at once.
+            known: list[dict[int, list[str]] | None] = []
+            for predicate, fits in verdicts:
+                form = reasons_form(predicate)
+                rows = np.flatnonzero(~fits)
+                known.append(dict(zip(rows.tolist(), form(pod, meta, cols, rows))) if form is not None else None)
             for i, info in enumerate(cols.infos):
                 name = cols.names[i]
                 if name in nominated:
                     reasons = self.pod_fits_on_node(pod, meta, info)
                 else:
                     reasons = []
-                    for predicate, fits in verdicts:
+                    for (predicate, fits), rows_reasons in zip(verdicts, known):
                         if not fits[i]:
-                            reasons.extend(predicate(pod, meta, info)[1])
+                            reasons.extend(rows_reasons[i] if rows_reasons is not None else predicate(pod, meta, info)[1])
                 if not reasons:
                     return None  # the reference would let this node through: it decides
                 failed[name] = reasons

@@ -8,6 +8,9 @@ the scheduler then runs the reference function instead.
 
 * predicate form: ``(pod, meta, columns) -> bool array over all nodes | None``
 * priority form: ``(pod, meta, columns, candidates: int array) -> int64 scores after reduce | None``
+* reasons form (a predicate's, optional): ``(pod, meta, columns, rows: int array) -> list of reason lists``, the
+  reference's reasons on each of ``rows`` (where the predicate form said False), raising PredicateError where
+  the reference would; it spares a pod that fits nowhere the per-node reference pass for its FitError
 
 Forms are attached to the reference callables by :func:`attach`; a priority form states the reduce
 function it already includes, and is used only when the configured reduce is that one.
@@ -20,6 +23,7 @@ from typing import Any
 
 VECTORIZED = "vectorized"
 VECTORIZED_REDUCE = "vectorized_reduce"
+VECTORIZED_REASONS = "vectorized_reasons"
 
 
 def attach(reference: Any, form: Callable[..., Any], reduce: Callable[..., Any] | None = None) -> Any:
@@ -29,8 +33,18 @@ def attach(reference: Any, form: Callable[..., Any], reduce: Callable[..., Any] 
     return reference
 
 
+def attach_reasons(reference: Any, form: Callable[..., Any]) -> Any:
+    """Attach a reasons form to the predicate ``reference``."""
+    setattr(reference, VECTORIZED_REASONS, form)
+    return reference
+
+
 def predicate_form(predicate: Any) -> Callable[..., Any] | None:
     return getattr(predicate, VECTORIZED, None)
+
+
+def reasons_form(predicate: Any) -> Callable[..., Any] | None:
+    return getattr(predicate, VECTORIZED_REASONS, None)
 
 
 def priority_form(config: Any) -> Callable[..., Any] | None:

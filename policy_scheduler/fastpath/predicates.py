@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import predicates as reference
+from ..algorithm import InsufficientResource
 from ..core.affinity_terms import REQUIRED_ANTI_AFFINITY
 from ..features import FeatureGates
 from ..model.labels import SelectorError
+from ..model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, NVIDIA_GPU, PODS
 from ..model.taints import NO_EXECUTE, NO_SCHEDULE
 from ..model.topology import term_namespaces
 from ..predicates.inter_pod_affinity import PodAffinityChecker, _pod_matches_own_term
@@ -38,6 +40,32 @@ def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
     for name, value in request.scalar.items():
         mask &= cols.scalar_allocatable(name) >= value + cols.scalar_requested(name)
     return mask
+
+
+def pod_fits_resources_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> list[list[str]]:
+    """PodFitsResources' reasons on ``rows``: too many pods, then each resource short, in the reference's order
+    (equal reasons are one object)."""
+    request = meta.pod_request if meta is not None else pod.request
+    checks = [(PODS, 1, cols.pod_count, cols.alloc_pods)]
+    if not request.is_zero_request():
+        checks += [(CPU, request.milli_cpu, cols.req_cpu, cols.alloc_cpu),
+                   (MEMORY, request.memory, cols.req_memory, cols.alloc_memory),
+                   (NVIDIA_GPU, request.nvidia_gpu, cols.req_gpu, cols.alloc_gpu),
+                   (EPHEMERAL_STORAGE, request.ephemeral_storage, cols.req_ephemeral, cols.alloc_ephemeral)]
+        checks += [(name, request.scalar[name], cols.scalar_requested(name), cols.scalar_allocatable(name))
+                   for name in sorted(request.scalar)]
+    out: list[list[str]] = [[] for _ in range(len(rows))]
+    made: dict[tuple[str, int, int, int], InsufficientResource] = {}
+    for name, want, used, cap in checks:
+        short = cap[rows] < want + used[rows]
+        for k in np.flatnonzero(short).tolist():
+            i = int(rows[k])
+            key = (name, want, int(used[i]), int(cap[i]))
+            reason = made.get(key)
+            if reason is None:
+                reason = made[key] = InsufficientResource(*key)
+            out[k].append(reason)
+    return out
 
 
 def pod_fits_host(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
@@ -77,6 +105,18 @@ def general_predicates(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
         & pod_fits_host_ports(pod, meta, cols)
         & pod_match_node_selector(pod, meta, cols)
     )
+
+
+def general_predicates_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> list[list[str]]:
+    """GeneralPredicates' reasons on ``rows``: the resources', then host name's, host ports' and node
+    selector's (the reference's own, on the rows where their verdict is False), concatenated in that order."""
+    out = pod_fits_resources_reasons(pod, meta, cols, rows)
+    for check, form in ((reference.pod_fits_host, pod_fits_host), (reference.pod_fits_host_ports, pod_fits_host_ports),
+                        (reference.pod_match_node_selector, pod_match_node_selector)):
+        fits = form(pod, meta, cols)
+        for k in np.flatnonzero(~fits[rows]).tolist():
+            out[k].extend(check(pod, meta, cols.infos[int(rows[k])])[1])
+    return out
 
 
 def check_node_condition(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:

@@ -20,7 +20,7 @@ from policy_scheduler.cache.cluster import ClusterState
 from policy_scheduler.core.fit_error import FitError
 from policy_scheduler.errors import PredicateError, PriorityError, SchedulingError
 from policy_scheduler.factory import create_from_policy, create_from_provider
-from policy_scheduler.fastpath import predicate_form, priority_form
+from policy_scheduler.fastpath import predicate_form, priority_form, reasons_form
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.model.workloads import LabelSelectedController, ReplicationController, Service
@@ -191,6 +191,11 @@ def outcome(scheduler, pod):
     return host, None
 
 
+def _reason(r):
+    """A reason and the numbers an InsufficientResource carries."""
+    return (str(r), type(r).__name__, *(getattr(r, a, None) for a in ("resource_name", "requested", "used", "capacity")))
+
+
 def check_forms_against_reference(scheduler, pod):
     """Every vectorised form equals its reference function on every node (candidates for priorities)."""
     cols = scheduler.columns
@@ -208,6 +213,13 @@ def check_forms_against_reference(scheduler, pod):
             except PredicateError:
                 raise AssertionError(f"{name}: form answered where the reference errors") from None
             assert bool(mask[i]) == want, (name, cols.names[i])
+        explain = reasons_form(predicate)
+        if explain is not None:
+            rows = np.flatnonzero(~mask)
+            got = explain(pod, meta, cols, rows)
+            for i, reasons in zip(rows.tolist(), got):
+                expected = predicate(pod, meta, cols.infos[i])[1]
+                assert [_reason(r) for r in reasons] == [_reason(r) for r in expected], (name, cols.names[i])
     candidates = np.arange(len(cols.names))
     nodes_ = list(cols.nodes)
     pmeta = scheduler.priority_metadata_producer(pod, infos)
