@@ -232,8 +232,7 @@ def select_nodes_for_preemption(
 
     On the vectorised path (``scheduler.columns`` set), a node is first asked by arithmetic
     (:class:`~policy_scheduler.fastpath.preemption.VictimArithmetic`) when the preemptor's predicates
-    allow it; the reference decides every node the arithmetic leaves open, and every node where the
-    preemptor does not fit (it alone says why).
+    allow it; the reference decides every node the arithmetic leaves open.
     """
     infos = scheduler.cluster.node_infos
     meta = scheduler.predicate_metadata_producer(pod, infos)

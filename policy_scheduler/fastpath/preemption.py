@@ -12,7 +12,8 @@ Each predicate declares which kind it is for a given pod (:func:`declare`, done 
 registered). A predicate without a declaration, or one whose declaration says "it depends" for this pod
 (host ports, volumes, affinity terms, topology spread, ServiceAffinity, any plugin), leaves the whole
 attempt to the reference. So does a node where the arithmetic cannot be sure (nominated pods with
-affinity terms) or where the preemptor does not fit even with its victims gone (the reference says why).
+affinity terms, a check that fails there). Where the preemptor does not fit even with its victims gone, every
+other check passed, so the reference's reasons are the resources' (once per predicate that adds them up).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..core.victims import VictimSelection, lower_priority_pods, reprieve
 from ..errors import PredicateError
 from ..predicates.host import pod_fits_host
 from ..predicates.node_selector import pod_match_node_selector
-from ..predicates.resources import pod_request, resources_fit
+from ..predicates.resources import insufficient_resources, pod_request, resources_fit
 from . import predicate_form
 
 if TYPE_CHECKING:
@@ -112,10 +113,10 @@ class VictimArithmetic:
     """``selectVictimsOnNode`` for one preemptor by arithmetic: built by :meth:`plan` (None when a
     predicate's verdict may depend on the pods in another way), asked per node by :meth:`select`."""
 
-    def __init__(self, scheduler: Any, pod: Pod, meta: Any, resources: bool, checks: Sequence[Callable[..., Any]]) -> None:
+    def __init__(self, scheduler: Any, pod: Pod, meta: Any, resources: int, checks: Sequence[Callable[..., Any]]) -> None:
         self.pod = pod
         self.meta = meta
-        self.resources = resources
+        self.resources = resources  # how many predicates add up requests (each gives the resources' reasons)
         self.request = pod_request(pod, meta)
         self.nominated = scheduler.nominated_pods
         self.columns = scheduler.columns
@@ -135,13 +136,13 @@ class VictimArithmetic:
 
     @classmethod
     def plan(cls, scheduler: Any, pod: Pod, meta: Any) -> VictimArithmetic | None:
-        resources = False
+        resources = 0
         checks: list[Callable[..., Any]] = []
         for _, predicate in scheduler.algorithms_for(pod).ordered_predicates:
             dep = dependence(predicate, pod, meta)
             if dep is None:
                 return None
-            resources = resources or dep.resources
+            resources += dep.resources
             checks.extend(dep.checks)
         return cls(scheduler, pod, meta, resources, checks)
 
@@ -161,7 +162,7 @@ class VictimArithmetic:
             return False
 
     def select(self, info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> VictimSelection | None:
-        """The node's victims, or None to let the reference decide (and explain)."""
+        """The node's victims (or why none make room), or None to let the reference decide."""
         if info.node is None:
             return None
         if not self._checks_pass(info):
@@ -184,7 +185,9 @@ class VictimArithmetic:
                     count += 1
         allocatable, request = info.allocatable, self.request
         if not resources_fit(request, requested, count, allocatable):
-            return None
+            # Every other check passes: the reference's reasons are the resources', once per such predicate.
+            reasons = [str(r) for r in insufficient_resources(request, requested, count, allocatable)]
+            return VictimSelection(False, reasons=reasons * self.resources, removed=len(potential))
         kept = count
 
         def keep(p: Pod) -> bool:

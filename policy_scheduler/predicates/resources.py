@@ -21,16 +21,20 @@ def pod_request(pod: Pod, meta: PredicateMetadata | None) -> Resource:
 def pod_fits_resources(pod: Pod, meta: PredicateMetadata | None, node_info: NodeInfo | None) -> tuple[bool, list[str]]:
     """Fits iff the node has room for one more pod and for every resource the pod requests."""
     require_node(node_info)
-    fails: list[str] = []
-    allowed = node_info.allocatable.allowed_pod_number
-    used_pods = len(node_info.pods)
-    if used_pods + 1 > allowed:
-        fails.append(InsufficientResource(PODS, 1, used_pods, allowed))
-    request = pod_request(pod, meta)
-    if request.is_zero_request():
-        return not fails, fails
-    fails.extend(_insufficient(request, node_info.requested, node_info.allocatable))
+    fails = insufficient_resources(pod_request(pod, meta), node_info.requested, len(node_info.pods), node_info.allocatable)
     return not fails, fails
+
+
+def insufficient_resources(request: Resource, requested: Resource, pod_count: int, allocatable: Resource) -> list[str]:
+    """PodFitsResources' reasons from numbers alone: ``pod_count`` pods requesting ``requested`` on a node with
+    ``allocatable``, and one more asking for ``request`` (empty: it fits)."""
+    fails: list[str] = []
+    if pod_count + 1 > allocatable.allowed_pod_number:
+        fails.append(InsufficientResource(PODS, 1, pod_count, allocatable.allowed_pod_number))
+    if request.is_zero_request():
+        return fails
+    fails.extend(_insufficient(request, requested, allocatable))
+    return fails
 
 
 def resources_fit(request: Resource, requested: Resource, pod_count: int, allocatable: Resource) -> bool:
