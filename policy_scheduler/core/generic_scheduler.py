@@ -621,33 +621,33 @@ class GenericScheduler:
         """Every node's failure reasons when none fits, as the reference path would give them: on each node
         only the predicates whose verdict was False run (a passing predicate adds no reason), in order; a
         node holding nominated pods gets the whole reference two-pass check. None if a predicate errs."""
-        nominated = set()
+        nominated = np.zeros(len(cols.names), dtype=bool)
         if self.nominated_pods is not None:
-            nominated = {name for name in self.nominated_pods.nominated_nodes()
-                         if nominated_elsewhere(self.nominated_pods, pod, name)}
-        failed: dict[str, list[str]] = {}
+            for name in self.nominated_pods.nominated_nodes():
+                i = cols.index.get(name)
+                if i is not None and nominated_elsewhere(self.nominated_pods, pod, name):
+                    nominated[i] = True
+        infos = cols.infos
+        per_row: list[list[str]] = [[] for _ in infos]
         try:
-            # Where a predicate has a reasons form, its reasons on every row it rejected, at once.
-            known: list[dict[int, list[str]] | None] = []
+            # Predicate by predicate, in order, the reasons on the rows it rejected: all at once where it has
+            # a reasons form.
             for predicate, fits in verdicts:
+                rows = np.flatnonzero(~fits & ~nominated)
                 form = reasons_form(predicate)
-                rows = np.flatnonzero(~fits)
-                known.append(dict(zip(rows.tolist(), form(pod, meta, cols, rows))) if form is not None else None)
-            for i, info in enumerate(cols.infos):
-                name = cols.names[i]
-                if name in nominated:
-                    reasons = self.pod_fits_on_node(pod, meta, info)
+                if form is not None:
+                    for i, reasons in zip(rows.tolist(), form(pod, meta, cols, rows)):
+                        per_row[i].extend(reasons)
                 else:
-                    reasons = []
-                    for (predicate, fits), rows_reasons in zip(verdicts, known):
-                        if not fits[i]:
-                            reasons.extend(rows_reasons[i] if rows_reasons is not None else predicate(pod, meta, info)[1])
-                if not reasons:
-                    return None  # the reference would let this node through: it decides
-                failed[name] = reasons
+                    for i in rows.tolist():
+                        per_row[i].extend(predicate(pod, meta, infos[i])[1])
+            for i in np.flatnonzero(nominated).tolist():
+                per_row[i] = self.pod_fits_on_node(pod, meta, infos[i])
         except PredicateError:
             return None
-        return failed
+        if not all(per_row):
+            return None  # the reference would let a node through: it decides
+        return dict(zip(cols.names, per_row))
 
     def _nominated_verdicts(self, pod: Pod, meta: Any, cols: NodeColumns, mask: np.ndarray) -> bool:
         """Replace the vectorised verdict of each node holding nominated pods by the reference two-pass
