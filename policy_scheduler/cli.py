@@ -21,6 +21,7 @@ from .api import check_policy, lint_policy, load_policy_file, unknown_names
 from .api.types import Policy
 from .cache.cluster import ClusterState
 from .errors import UserError
+from .runtime import tune_garbage_collector
 
 EXIT_USER_ERROR = 2
 
@@ -95,6 +96,7 @@ def _write_report(data: dict[str, Any], path: str) -> None:
 def main(verbosity: int) -> None:
     """The Kubernetes 1.9 predicate/priority scheduler policy engine."""
     _setup_logging(verbosity)
+    tune_garbage_collector()
 
 
 @main.command()

@@ -37,6 +37,7 @@ from ..queue import (
     pod_key,
 )
 from ..queue.three_queue import UNSCHEDULABLE_Q_TIME_INTERVAL
+from ..runtime import freeze_long_lived
 from . import leaderelection
 from .binder import Binder
 from .client import api_client
@@ -357,6 +358,7 @@ class Daemon:
     def _schedule_when_synced(self) -> None:
         while not self.synced() and not self._loop_stop.is_set():
             self._loop_stop.wait(0.05)
+        freeze_long_lived()
         self.loop.run(self._loop_stop)
 
     # -- housekeeping ----------------------------------------------------------------------------
