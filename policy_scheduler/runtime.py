@@ -20,6 +20,5 @@ def tune_garbage_collector() -> None:
 
 
 def freeze_long_lived() -> None:
-    """Keep what is alive now (the cluster as first listed, the loaded snapshot) out of every later scan."""
-    gc.collect()
+    """Keep what is alive now (the cluster as first listed) out of every later scan."""
     gc.freeze()
