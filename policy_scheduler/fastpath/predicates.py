@@ -174,18 +174,17 @@ def inter_pod_affinity(checker: PodAffinityChecker):
         if meta is None:
             return None
         mask = _all(cols)
-        if meta.matching_anti_affinity_terms:
-            for group in cols.affinity_terms.groups.values():
-                if not group.terms[REQUIRED_ANTI_AFFINITY]:
+        for group in cols.affinity_terms.groups.values():
+            if not group.terms[REQUIRED_ANTI_AFFINITY]:
+                continue
+            try:
+                if not group.matches(pod):
                     continue
-                try:
-                    if not group.matches(pod):
-                        continue
-                except SelectorError:
-                    return None  # metadata would have failed: not the state it was computed from
-                if not group.topology_key:
-                    return None  # the reference raises
-                mask &= ~cols.topology_mask(group.topology_key, np.flatnonzero(group.counts[REQUIRED_ANTI_AFFINITY]))
+            except SelectorError:
+                return None  # metadata would have failed: not the state it was computed from
+            if not group.topology_key:
+                return None  # the reference raises
+            mask &= ~cols.topology_mask(group.topology_key, np.flatnonzero(group.counts[REQUIRED_ANTI_AFFINITY]))
         if not pod.has_pod_affinity_constraints:
             return mask
         affinity = pod.affinity

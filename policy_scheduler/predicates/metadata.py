@@ -56,7 +56,9 @@ class MatchingAntiAffinityTerm:
 class PredicateMetadata:
     """Per-pod data shared by all predicates of one scheduling attempt (``predicateMetadata``).
 
-    ``matching_anti_affinity_terms`` is keyed by the existing pod's full name (``name_namespace``).
+    ``matching_anti_affinity_terms`` is keyed by the existing pod's full name (``name_namespace``); it is
+    computed from ``node_infos`` on first use (the vectorised path never needs it), held in
+    ``anti_affinity_terms`` (None until then).
     ``precomputed`` is a per-pod cache predicates may fill lazily (e.g. the pods matching the incoming
     pod's own affinity terms); it is shared, not copied, by :meth:`shallow_copy`.
     """
@@ -65,7 +67,7 @@ class PredicateMetadata:
     pod_best_effort: bool
     pod_request: Resource
     pod_ports: frozenset[str]
-    matching_anti_affinity_terms: dict[str, list[MatchingAntiAffinityTerm]] = field(default_factory=dict)
+    anti_affinity_terms: dict[str, list[MatchingAntiAffinityTerm]] | None = None
     service_affinity_in_use: bool = False
     service_affinity_matching_pods: list[Pod] | None = None
     service_affinity_services: list[Service] | None = None
@@ -95,6 +97,15 @@ class PredicateMetadata:
             return None
 
     @property
+    def matching_anti_affinity_terms(self) -> dict[str, list[MatchingAntiAffinityTerm]]:
+        """``getMatchingAntiAffinityTerms`` over ``node_infos`` (:meth:`PredicateMetadataFactory.get_metadata`
+        checked first that it cannot fail)."""
+        if self.anti_affinity_terms is None:
+            infos = self.node_infos.values() if self.node_infos is not None else ()
+            self.anti_affinity_terms = matching_anti_affinity_terms(self.pod, infos)
+        return self.anti_affinity_terms
+
+    @property
     def matching_anti_affinity_term_list(self) -> list[MatchingAntiAffinityTerm]:
         """All recorded terms, flattened in recording order."""
         return [t for terms in self.matching_anti_affinity_terms.values() for t in terms]
@@ -106,7 +117,7 @@ class PredicateMetadata:
             pod_best_effort=self.pod_best_effort,
             pod_request=self.pod_request,
             pod_ports=self.pod_ports,
-            matching_anti_affinity_terms={k: list(v) for k, v in self.matching_anti_affinity_terms.items()},
+            anti_affinity_terms={k: list(v) for k, v in self.matching_anti_affinity_terms.items()},
             service_affinity_in_use=self.service_affinity_in_use,
             service_affinity_matching_pods=_copy_list(self.service_affinity_matching_pods),
             service_affinity_services=_copy_list(self.service_affinity_services),
@@ -199,6 +210,21 @@ def matching_anti_affinity_terms(
     return result
 
 
+def anti_affinity_terms_failure(node_infos: Iterable[NodeInfo]) -> str | None:
+    """Why :func:`matching_anti_affinity_terms` would raise over ``node_infos``, whatever the incoming pod: a
+    NodeInfo without a node, or an existing pod's required anti-affinity term whose selector cannot be built
+    (None: it cannot)."""
+    for info in node_infos:
+        if info is None or info.node is None:
+            return NODE_NOT_FOUND
+        for existing in info.pods_with_affinity:
+            anti = existing.affinity.pod_anti_affinity if existing.affinity is not None else None
+            for term in anti.required if anti is not None else ():
+                if term.selector.selector is None:
+                    return term.selector.error or "invalid selector"
+    return None
+
+
 MetadataProducer = Callable[[PredicateMetadata], None]
 
 
@@ -222,17 +248,15 @@ class PredicateMetadataFactory:
         """The pod's metadata, or None when it cannot be computed (null pod, null node, bad selector)."""
         if pod is None:
             return None
-        try:
-            terms = matching_anti_affinity_terms(pod, node_infos.values())
-        except (PredicateError, SelectorError) as e:
-            log.debug("predicate metadata for pod %s unavailable: %s", pod.ref, e)
+        failure = anti_affinity_terms_failure(node_infos.values())
+        if failure is not None:
+            log.debug("predicate metadata for pod %s unavailable: %s", pod.ref, failure)
             return None
         meta = PredicateMetadata(
             pod=pod,
             pod_best_effort=pod.best_effort,
             pod_request=pod.request,
             pod_ports=frozenset(pod.host_ports),
-            matching_anti_affinity_terms=terms,
             topology_spread_enabled=self.topology_spread,
             node_infos=node_infos,
         )

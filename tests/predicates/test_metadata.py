@@ -96,7 +96,7 @@ def test_shallow_copy() -> None:
         pod_best_effort=True,
         pod_request=Resource(milli_cpu=1000, memory=300, allowed_pod_number=4),
         pod_ports=frozenset({"1234", "456"}),
-        matching_anti_affinity_terms={"term1": [MatchingAntiAffinityTerm(term, node, make_pod(name="e"))]},
+        anti_affinity_terms={"term1": [MatchingAntiAffinityTerm(term, node, make_pod(name="e"))]},
         service_affinity_in_use=True,
         service_affinity_matching_pods=[make_pod(name="pod1"), make_pod(name="pod2")],
         service_affinity_services=[],
