@@ -51,12 +51,28 @@ class PodHandler:
         self.on_corrupted = on_corrupted
         self.on_gated = on_gated
         self._gated: set[str] = set()  # keys of the gated pods already reported to on_gated
+        # The last pod parsed per key, with its resourceVersion: an update's old object is the one the
+        # previous event delivered, so it is not parsed again.
+        self._parsed: dict[str, tuple[str, Pod]] = {}
 
     def responsible_for(self, pod: Pod) -> bool:
         return pod.scheduler_name == self.scheduler_name and pod.phase not in TERMINAL_PHASES
 
-    def on_add(self, raw: dict[str, Any]) -> None:
+    def _pod(self, raw: dict[str, Any]) -> Pod | None:
+        meta = raw.get("metadata") if isinstance(raw, dict) else None
+        version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        key = f"{meta.get('namespace')}/{meta.get('name')}" if version else ""
+        if key:
+            last = self._parsed.get(key)
+            if last is not None and last[0] == version:
+                return last[1]
         pod = _parse(self.parse_pod, raw, "pod")
+        if pod is not None and key:
+            self._parsed[key] = (version, pod)
+        return pod
+
+    def on_add(self, raw: dict[str, Any]) -> None:
+        pod = self._pod(raw)
         if pod is None:
             return
         if pod.node_name:
@@ -69,7 +85,7 @@ class PodHandler:
             self.queue.add(pod)
 
     def on_update(self, old_raw: dict[str, Any], new_raw: dict[str, Any]) -> None:
-        old, new = _parse(self.parse_pod, old_raw, "pod"), _parse(self.parse_pod, new_raw, "pod")
+        old, new = self._pod(old_raw), self._pod(new_raw)
         if old is None or new is None:
             return
         if old.uid and new.uid and old.uid != new.uid:
@@ -100,9 +116,10 @@ class PodHandler:
             self.queue.update(old, new)
 
     def on_delete(self, raw: dict[str, Any]) -> None:
-        pod = _parse(self.parse_pod, raw, "pod")
+        pod = self._pod(raw)
         if pod is None:
             return
+        self._parsed.pop(f"{pod.namespace}/{pod.name}", None)
         if pod.node_name:
             self._cache(self.cache.remove_pod, pod)
             self.queue.move_all_to_active()
