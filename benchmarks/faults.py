@@ -89,6 +89,7 @@ the daemon of this checkout (its root first on ``PYTHONPATH``); ``commit`` in ea
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import queue
@@ -108,7 +109,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -163,8 +164,11 @@ NODE_PODS, TIGHT_NODE_PODS = perf_workloads.NODE_PODS, 40
 TEMPLATES: dict[str, PodTemplate] = {"default": POD_DEFAULT, "low": POD_LOW_PRIORITY, "high": POD_HIGH_PRIORITY}
 
 
+PROGRESS_NAME = "faults"  # the progress lines' prefix (scheduler_perf.py, which reuses this module, sets its own)
+
+
 def progress(message: str) -> None:
-    print(f"[faults {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+    print(f"[{PROGRESS_NAME} {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def _interrupt(signum: int, _frame: Any) -> None:
@@ -194,6 +198,11 @@ class Scenario:
     @property
     def name(self) -> str:
         return f"{self.shape}/{self.fault}"
+
+    @property
+    def feature_gates(self) -> str:
+        """What ours needs for the shape's pods (PodPriority=true for PreemptionBasic)."""
+        return perf_workloads.WORKLOADS[self.shape].feature_gates
 
     @property
     def room_per_node(self) -> int:
@@ -241,12 +250,14 @@ class Spawned:
         self.process: subprocess.Popen[str] | None = None
         self.returncode: int | None = None
 
-    def start(self, stdout_pipe: bool = False) -> Spawned:
-        """Start it; with ``stdout_pipe`` its standard output is a pipe (text) and only stderr goes to the log."""
+    def start(self, stdout_pipe: bool = False, stdin_pipe: bool = False) -> Spawned:
+        """Start it; with ``stdout_pipe`` its standard output is a pipe (text) and only stderr goes to the log;
+        with ``stdin_pipe`` its standard input is one too (else empty)."""
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 self.command, stdout=subprocess.PIPE if stdout_pipe else log,
-                stderr=log if stdout_pipe else subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                stderr=log if stdout_pipe else subprocess.STDOUT,
+                stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL, text=True,
                 start_new_session=True, env=child_environment())
         LIVE.append(self)
         return self
@@ -307,15 +318,82 @@ LIVE: list[Spawned] = []  # every child still to stop
 SERVERS: list[EnvtestServer] = []  # every API server still to stop
 
 
-def stop_everything() -> None:
-    for child in list(reversed(LIVE)):
-        child.stop(timeout=10)
-    for server in list(SERVERS):
+def stop_server(server: EnvtestServer) -> None:
+    """Stop one of ``SERVERS`` (which it then leaves; nothing if it is not there)."""
+    if server in SERVERS:
         try:
             server.stop()
         except (RuntimeError, subprocess.SubprocessError, OSError) as e:
             progress(f"could not stop the API server in {server.dir}: {e}")
         SERVERS.remove(server)
+
+
+def stop_everything() -> None:
+    for child in list(reversed(LIVE)):
+        child.stop(timeout=10)
+    for server in list(SERVERS):
+        stop_server(server)
+
+
+class BenchRun(Protocol):
+    """One run of a benchmark (``Run`` here, ``PerfRun`` in scheduler_perf.py), as :func:`run_all` drives it."""
+
+    label: str
+
+    def execute(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+    def identity(self) -> dict[str, Any]: ...
+
+
+RUN_ERRORS: tuple[type[Exception], ...] = (RuntimeError, AssertionError, ApiError, subprocess.SubprocessError, OSError)
+
+
+def run_all(plan: list[Callable[[], BenchRun]], base: Path, render: Callable[[list[dict[str, Any]]], str],
+            keep: bool, table_path: Path | None, errors: tuple[type[Exception], ...] = RUN_ERRORS) -> int:
+    """Make and execute each run of ``plan`` in turn: its JSON line on standard output (the fields that name it
+    and ``error`` when it raised one of ``errors``), then ``close`` it. Everything is stopped at the end, also on
+    Ctrl-C or SIGTERM; the table of the lines (``render``) goes to standard error and ``table_path``; ``base``
+    is removed unless ``keep``. 1 if a run failed or it was interrupted, else 0."""
+    handlers = {signal.SIGINT: signal.getsignal(signal.SIGINT), signal.SIGTERM: signal.signal(signal.SIGTERM, _interrupt)}
+    lines: list[dict[str, Any]] = []
+    failed = 0
+    progress(f"{len(plan)} runs; work directory {base}")
+    try:
+        for make in plan:
+            started = time.monotonic()
+            run = make()
+            try:
+                line = run.execute()
+            except errors as e:
+                failed += 1
+                line = {**run.identity(), "error": f"{type(e).__name__}: {e}"[:2000]}
+                progress(f"{run.label} failed: {line['error']}")
+            finally:
+                run.close()
+            line["seconds"] = round(time.monotonic() - started, 1)
+            lines.append(line)
+            print(json.dumps(line), flush=True)
+    except KeyboardInterrupt:
+        progress("interrupted: stopping everything")
+        failed += 1
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stop_everything()
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        if keep:
+            progress(f"kept {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    if lines:
+        text = render(lines)
+        print("\n" + text, file=sys.stderr, end="", flush=True)
+        if table_path:
+            table_path.write_text(text)
+    return 1 if failed else 0
 
 
 # -- the API server: metrics, etcd revision, audit log ----------------------------------------------
@@ -490,15 +568,19 @@ class Kubelet:
 
 
 class PodWatch:
-    """Watches the namespace's pods from a resourceVersion and keeps, per pod, its first bind and its deletion.
+    """Watches the pods of ``path`` (the namespace's, or ``/api/v1/pods`` for every namespace; pods are told
+    apart by name alone) from a resourceVersion and keeps, per pod, its first bind and its deletion.
 
     On any break (the server going away, a cut) it reconnects at once from the last resourceVersion it saw,
-    retrying every 10 ms while the server is down; only a 410 makes it relist.
+    retrying every 10 ms while the server is down; only a 410 makes it relist. Bound pods left terminating
+    are reported to ``kubelet`` (if any).
     """
 
-    def __init__(self, kubeconfig: str, resource_version: str, measured: set[str], kubelet: Kubelet) -> None:
+    def __init__(self, kubeconfig: str, resource_version: str, measured: set[str], kubelet: Kubelet | None,
+                 path: str = PODS_PATH) -> None:
         self.rest = RestClient(api_client(kubeconfig, pool_size=2), qps=0, burst=1, timeout=30.0)
         self.kubelet = kubelet
+        self.path = path
         self.rv = resource_version
         self.measured = measured
         self.binds: dict[str, Bind] = {}
@@ -528,7 +610,7 @@ class PodWatch:
     def _run(self) -> None:
         while not self._stopped.is_set():
             try:
-                self._stream = self.rest.watch(PODS_PATH, {"resourceVersion": self.rv, "allowWatchBookmarks": "true"},
+                self._stream = self.rest.watch(self.path, {"resourceVersion": self.rv, "allowWatchBookmarks": "true"},
                                                read_timeout=3600.0)
                 self.opened.append(time.monotonic())
                 for event in self._stream:
@@ -563,7 +645,7 @@ class PodWatch:
     def _relist(self) -> None:
         while not self._stopped.is_set():
             try:
-                listed = self.rest.get(PODS_PATH)
+                listed = self.rest.get(self.path)
                 break
             except ApiError:
                 self._stopped.wait(0.01)
@@ -582,7 +664,7 @@ class PodWatch:
     def _pod(self, obj: dict[str, Any], exact: bool) -> None:
         name = obj["metadata"]["name"]
         node = (obj.get("spec") or {}).get("nodeName")
-        if node and obj["metadata"].get("deletionTimestamp"):
+        if node and obj["metadata"].get("deletionTimestamp") and self.kubelet is not None:
             self.kubelet.terminating(name)
         with self._lock:
             self.seen.add(name)
@@ -594,7 +676,8 @@ class PodWatch:
                     self.first_measured_bind.set()
 
     def _gone(self, name: str, at: float) -> None:
-        self.kubelet.gone(name)
+        if self.kubelet is not None:
+            self.kubelet.gone(name)
         with self._lock:
             if name not in self.deleted:
                 self.deleted[name] = at
@@ -666,10 +749,9 @@ class Creator:
 
 
 # -- the schedulers ---------------------------------------------------------------------------------
-def ours_command(kubeconfig: str, scenario: Scenario, leader_elect: bool) -> tuple[list[str], int]:
+def ours_command(kubeconfig: str, feature_gates: str, leader_elect: bool) -> tuple[list[str], int]:
     """``policy-scheduler run`` as daemon_throughput.py starts it (its name, qps, --v=0); the healthz port."""
-    gates = "PodPriority=true" if scenario.shape == "PreemptionBasic" else ""
-    command = daemon_command(kubeconfig, None, gates)
+    command = daemon_command(kubeconfig, None, feature_gates)
     if leader_elect:
         command[command.index("--leader-elect=false")] = "--leader-elect=true"
         command += lock_flags(LOCK)
@@ -728,11 +810,12 @@ class SchedulerProcess:
         return not self.leader_elect or "attempting to acquire leader lease" in self.child.log()
 
 
-def start_scheduler(kind: str, scenario: Scenario, kubeconfig: str, workdir: Path, name: str, leader_elect: bool,
+def start_scheduler(kind: str, feature_gates: str, kubeconfig: str, workdir: Path, name: str, leader_elect: bool,
                     json_only: bool, version: str) -> SchedulerProcess:
+    """Start ours (with ``feature_gates``) or the modern kube-scheduler of ``version``, logging to ``name``.log."""
     log_path = workdir / f"{name}.log"
     if kind == "ours":
-        command, port = ours_command(kubeconfig, scenario, leader_elect)
+        command, port = ours_command(kubeconfig, feature_gates, leader_elect)
         process = SchedulerProcess(kind, Spawned(name, command, log_path), leader_elect, port)
     else:
         config = workdir / f"{name}.json"
@@ -745,37 +828,55 @@ def start_scheduler(kind: str, scenario: Scenario, kubeconfig: str, workdir: Pat
     return process
 
 
-class ProxyProcess:
-    """``FaultProxy`` in a child process (its own GIL, so relaying does not slow this script's watch and
-    creators); SIGUSR1 makes it cut every open watch and print how many."""
+class PipedChild:
+    """A :class:`Spawned` child that reports on its standard output, a line at a time (read by a thread of
+    ours); ``_expect`` waits for the next line with a given prefix."""
 
-    def __init__(self, upstream_kubeconfig: str, workdir: Path) -> None:
-        self.kubeconfig = str(workdir / "proxy.kubeconfig")
-        command = [sys.executable, str(Path(__file__).resolve()), "--serve-proxy", upstream_kubeconfig, self.kubeconfig]
-        self.child = Spawned("proxy", command, workdir / "proxy.log")
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.stats: dict[str, Any] = {}
+    def __init__(self, child: Spawned) -> None:
+        self.child = child
+        self.lines: queue.Queue[str | None] = queue.Queue()  # None: its standard output ended
 
-    def start(self) -> ProxyProcess:
-        self.child.start(stdout_pipe=True)
-        threading.Thread(target=self._read, name="proxy-stdout", daemon=True).start()
-        self._expect("ready", 30)
-        return self
+    def _start_piped(self, stdin_pipe: bool = False) -> None:
+        self.child.start(stdout_pipe=True, stdin_pipe=stdin_pipe)
+        threading.Thread(target=self._read, name=f"{self.child.name}-stdout", daemon=True).start()
 
     def _read(self) -> None:
         assert self.child.process is not None and self.child.process.stdout is not None
         for line in self.child.process.stdout:
             self.lines.put(line.strip())
+        self.lines.put(None)
 
     def _expect(self, prefix: str, timeout: float) -> str:
         deadline = time.monotonic() + timeout
         while True:
             try:
                 line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+                if line is None:
+                    self.lines.put(None)  # its output ended (and stays so for the next call)
             except queue.Empty:
-                raise RuntimeError(f"the proxy did not say {prefix!r}: {self.child.log()[-2000:]}") from None
+                line = None
+            if line is None:
+                code = self.child.process.poll() if self.child.process is not None else None
+                raise RuntimeError(f"the {self.child.name} did not say {prefix!r} (exit code {code}): "
+                                   f"{self.child.log()[-2000:]}")
             if line.startswith(prefix):
                 return line[len(prefix):].strip()
+
+
+class ProxyProcess(PipedChild):
+    """``FaultProxy`` in a child process (its own GIL, so relaying does not slow this script's watch and
+    creators); SIGUSR1 makes it cut every open watch and print how many."""
+
+    def __init__(self, upstream_kubeconfig: str, workdir: Path) -> None:
+        self.kubeconfig = str(workdir / "proxy.kubeconfig")
+        command = [sys.executable, str(Path(__file__).resolve()), "--serve-proxy", upstream_kubeconfig, self.kubeconfig]
+        super().__init__(Spawned("proxy", command, workdir / "proxy.log"))
+        self.stats: dict[str, Any] = {}
+
+    def start(self) -> ProxyProcess:
+        self._start_piped()
+        self._expect("ready", 30)
+        return self
 
     def cut(self) -> int:
         self.child.signal_group(signal.SIGUSR1)
@@ -832,6 +933,7 @@ class NodeState:
     placed: list[tuple[int, float, float]] = field(default_factory=list)  # (priority, cpu, memory)
     used_cpu: float = 0.0
     used_memory: float = 0.0
+    labels: dict[str, str] = field(default_factory=dict)  # the Node's
 
     def add(self, priority: int, cpu: float, memory: float) -> None:
         self.placed.append((priority, cpu, memory))
@@ -839,7 +941,8 @@ class NodeState:
         self.used_memory += memory
 
     def copy(self) -> NodeState:
-        return NodeState(self.cpu, self.memory, self.pods, list(self.placed), self.used_cpu, self.used_memory)
+        return NodeState(self.cpu, self.memory, self.pods, list(self.placed), self.used_cpu, self.used_memory,
+                         dict(self.labels))
 
     def over(self) -> list[str]:
         reasons = []
@@ -851,19 +954,20 @@ class NodeState:
             reasons.append(f"pods {len(self.placed)}/{self.pods}")
         return reasons
 
-    def _fits(self, cpu: float, memory: float, freed: tuple[float, float, int] = (0.0, 0.0, 0)) -> bool:
+    def fits(self, cpu: float, memory: float, freed: tuple[float, float, int] = (0.0, 0.0, 0)) -> bool:
+        """Whether one more pod of these requests fits (after removing ``freed``: cpu, memory, pod count)."""
         return (self.used_cpu - freed[0] + cpu <= self.cpu + 1e-9 and self.used_memory - freed[1] + memory <= self.memory
                 and len(self.placed) - freed[2] + 1 <= self.pods)
 
     def make_room(self, priority: int, cpu: float, memory: float) -> bool:
         """Place a pod if it fits once pods of a lower priority are removed (lowest first); False if not."""
-        if not self._fits(cpu, memory):
+        if not self.fits(cpu, memory):
             removable = sorted((p for p in self.placed if p[0] < priority), key=lambda p: p[0])
-            if not removable or not self._fits(cpu, memory, (sum(p[1] for p in removable),
-                                                             sum(p[2] for p in removable), len(removable))):
+            if not removable or not self.fits(cpu, memory, (sum(p[1] for p in removable),
+                                                            sum(p[2] for p in removable), len(removable))):
                 return False
             for victim in removable:
-                if self._fits(cpu, memory):
+                if self.fits(cpu, memory):
                     break
                 self.placed.remove(victim)
                 self.used_cpu -= victim[1]
@@ -872,14 +976,16 @@ class NodeState:
         return True
 
 
-def final_state(rest: RestClient) -> tuple[dict[str, dict[str, Any]], dict[str, NodeState]]:
-    pods = {p["metadata"]["name"]: p for p in rest.get(PODS_PATH)["items"]}
+def final_state(rest: RestClient, path: str = PODS_PATH) -> tuple[dict[str, dict[str, Any]], dict[str, NodeState]]:
+    """The pods of ``path`` by name, and every node with its allocatable, labels and bound pods' requests."""
+    pods = {p["metadata"]["name"]: p for p in rest.get(path)["items"]}
     nodes = {}
     for n in rest.get("/api/v1/nodes")["items"]:
         allocatable = (n.get("status") or {}).get("allocatable") or {}
         nodes[n["metadata"]["name"]] = NodeState(float(parse_quantity(allocatable.get("cpu", "0"))),
                                                  float(parse_quantity(allocatable.get("memory", "0"))),
-                                                 int(parse_quantity(allocatable.get("pods", "0"))))
+                                                 int(parse_quantity(allocatable.get("pods", "0"))),
+                                                 labels=dict(n["metadata"].get("labels") or {}))
     for p in pods.values():
         node = (p.get("spec") or {}).get("nodeName")
         phase = (p.get("status") or {}).get("phase")
@@ -942,11 +1048,18 @@ class Run:
         self.t = Timeline()
         self.init_names = [f"init-{i:06d}" for i in range(scenario.init_pods)]
         self.measured_names = [f"pod-{i:06d}" for i in range(scenario.measured_pods)]
+        self.label = f"{scenario.name} {kind} #{repeat}"
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that name the run (in its line, also when it failed)."""
+        sc = self.scenario
+        return {"shape": sc.shape, "fault": sc.fault, "scheduler": self.kind, "repeat": self.repeat,
+                "nodes": sc.nodes, "init_pods": sc.init_pods, "measured_pods": sc.measured_pods}
 
     # the steps
     def execute(self) -> dict[str, Any]:
         sc, args = self.scenario, self.args
-        progress(f"{sc.name} {self.kind} #{self.repeat}: envtest {args.version} in {self.server.dir}")
+        progress(f"{self.label}: envtest {args.version} in {self.server.dir}")
         SERVERS.append(self.server)
         self.server.start(*self.extra)
         self.rest = RestClient(api_client(self.server.kubeconfig, pool_size=args.threads + 4), qps=0, burst=1)
@@ -1019,19 +1132,22 @@ class Run:
         sc, args = self.scenario, self.args
         json_only = self.proxy is not None
         if sc.fault != "leader-kill":
-            s = start_scheduler(self.kind, sc, kubeconfig, self.dir, self.kind, False, json_only, args.version)
+            s = start_scheduler(self.kind, sc.feature_gates, kubeconfig, self.dir, self.kind, False, json_only,
+                                args.version)
             self.schedulers.append(s)
             if s.kind == "ours":
                 wait_until(lambda: self._check() and s.healthy(), 60, interval=0.1, what=f"{s.child.name} healthy")
             return
         # Replica a alone first, so that it is the leader; then the standby.
-        a = start_scheduler(self.kind, sc, kubeconfig, self.dir, f"{self.kind}-a", True, json_only, args.version)
+        a = start_scheduler(self.kind, sc.feature_gates, kubeconfig, self.dir, f"{self.kind}-a", True, json_only,
+                            args.version)
         self.schedulers.append(a)
         holder = wait_until(lambda: self._check() and current_holder(self.rest, LOCK), 60, interval=0.1,
                             what="replica a to lead")
         progress(f"replica a leads as {holder}")
         self.holder = holder
-        b = start_scheduler(self.kind, sc, kubeconfig, self.dir, f"{self.kind}-b", True, json_only, args.version)
+        b = start_scheduler(self.kind, sc.feature_gates, kubeconfig, self.dir, f"{self.kind}-b", True, json_only,
+                            args.version)
         self.schedulers.append(b)
         self.lock_watch = LockWatcher(RestClient(api_client(self.server.kubeconfig, pool_size=2), qps=0, burst=1),
                                       LOCK).start()
@@ -1212,12 +1328,7 @@ class Run:
             self.kubelet.stop()
         if self.lock_watch is not None:
             self.lock_watch.stop()
-        if self.server in SERVERS:
-            try:
-                self.server.stop()
-            except (RuntimeError, subprocess.SubprocessError, OSError) as e:
-                progress(f"could not stop the API server in {self.server.dir}: {e}")
-            SERVERS.remove(self.server)
+        stop_server(self.server)
 
 
 # -- the table --------------------------------------------------------------------------------------
@@ -1328,47 +1439,10 @@ def main(argv: list[str] | None = None) -> int:
         lines = [json.loads(s) for s in args.render.read_text().splitlines() if s.strip().startswith("{")]
         print(table(lines), end="")
         return 0
-    signal.signal(signal.SIGTERM, _interrupt)
     base = Path(tempfile.mkdtemp(prefix="faults-bench-"))
     (base / "audit-policy.json").write_text(json.dumps(AUDIT_POLICY))
-    lines: list[dict[str, Any]] = []
-    failed = 0
-    plan = list(runs(args))
-    progress(f"{len(plan)} runs; work directory {base}")
-    try:
-        for scenario, repeat, kind in plan:
-            started = time.monotonic()
-            run = Run(scenario, kind, repeat, args, base)
-            try:
-                line = run.execute()
-            except (RuntimeError, AssertionError, ApiError, subprocess.SubprocessError, OSError) as e:
-                failed += 1
-                line = {"shape": scenario.shape, "fault": scenario.fault, "scheduler": kind, "repeat": repeat,
-                        "nodes": scenario.nodes, "init_pods": scenario.init_pods,
-                        "measured_pods": scenario.measured_pods, "error": f"{type(e).__name__}: {e}"[:2000]}
-                progress(f"{scenario.name} {kind} #{repeat} failed: {line['error']}")
-            finally:
-                run.close()
-            line["seconds"] = round(time.monotonic() - started, 1)
-            lines.append(line)
-            print(json.dumps(line), flush=True)
-    except KeyboardInterrupt:
-        progress("interrupted: stopping everything")
-        failed += 1
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        stop_everything()
-        if args.keep:
-            progress(f"kept {base}")
-        else:
-            shutil.rmtree(base, ignore_errors=True)
-    if lines:
-        text = table(lines)
-        print("\n" + text, file=sys.stderr, end="", flush=True)
-        if args.table:
-            args.table.write_text(text)
-    return 1 if failed else 0
+    plan = [functools.partial(Run, scenario, kind, repeat, args, base) for scenario, repeat, kind in runs(args)]
+    return run_all(plan, base, table, args.keep, args.table)
 
 
 if __name__ == "__main__":

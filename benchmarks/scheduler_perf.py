@@ -1,0 +1,779 @@
+"""Upstream's scheduler_perf workloads end to end through a real kube-apiserver, for ours and the modern one.
+
+Kubernetes benchmarks its scheduler with ``test/integration/scheduler_perf/``; ``perf_workloads.py`` holds its
+10 workloads (``WORKLOADS``: nodes, init pods, measured pods, sizes at 500 and 5,000 nodes). This script runs
+each of them for **ours** (``policy-scheduler run`` of this checkout: DefaultProvider, scheduler name
+``policy-scheduler-bench``, ``--feature-gates`` from the workload, e.g. ``PodPriority=true`` for
+PreemptionBasic) and the **modern** kube-scheduler of ``--version`` (1.26 or 1.32: the default profile under
+the name ``modern-scheduler-bench``), each run on a fresh envtest API server of that line, both clients
+unthrottled (qps = burst = 5000). Every run starts the same way: the namespaces ``sched-0``/``sched-1`` and the
+workload's PriorityClass where it needs them, the nodes (zones drawn from ``--seed``), then the scheduler under
+test, and the init pods, which it binds (the run waits for all of them; in Unschedulable, whose init pods never
+fit, only until the scheduler has tried one: it is up). Then, by ``--mode``:
+
+``backlog``
+    that scheduler is stopped, every measured pod is created (the run waits until all exist), and a fresh
+    scheduler of the same kind is started: the measurement starts with its process.
+``stream``
+    the measured pods are created while the scheduler runs, by ``--creators`` (4) processes of
+    ``--creator-threads`` (4) threads each, every thread posting pre-encoded bodies over a keep-alive HTTPS
+    connection of its own (opened before the start); each records when each of its creates returned
+    (``time.monotonic()``: one clock for every process on Linux).
+
+The measured pods of ``backlog`` are created by the same creators.
+
+Measured pods are ``pod-NNNNNN`` (init pods ``init-NNNNNN``) in the workload's namespaces; this script's own
+watch on every namespace's pods times each bind. A run ends when every measured pod that can fit is bound, or
+``--timeout`` s (600) after the measurement started; a run that runs out reports what bound (``ended``:
+``timeout``) and its figures over those pods. Per run, one JSON line on standard output (progress on standard
+error):
+
+- ``bound`` / ``expected_bound``: measured pods bound / the measured pods there is room for (all of them at
+  upstream's sizes); ``init_bound``, ``created``, ``create_failures``.
+- ``pods_per_second``: (n - 1) / (last measured bind - first measured bind), n the measured pods bound.
+- ``pods_per_second_from_start``: backlog: n / (last measured bind - the scheduler's start); stream:
+  n / (last measured bind - first measured create). ``seconds_to_first_bind``: from the same origin.
+- ``p50_ms`` / ``p99_ms`` (stream): create-to-bind latency of the measured pods (the create's return to the
+  watch's event; nearest rank).
+- ``creator_pods_per_second``: measured pods / (last create - first create), the creators' own rate: above the
+  scheduler's, it shows that the pods came faster than either scheduler took them.
+- ``peak_rss_mb``: the scheduler's peak resident set (``VmHWM``) just before it is stopped; the sum over its
+  process group's processes if it has children (``peak_rss_of`` says which; ``peak_rss_group_max_mb``).
+- the placement checks, counts from the Node and Pod objects read back at the end (each should be 0):
+  ``overcommitted_nodes`` (cpu, memory or pod count over allocatable), ``unfit_bound`` (a pod bound where it
+  could never fit, e.g. Unschedulable's cpu-9 pods), ``node_affinity_violations`` (required node affinity),
+  ``anti_affinity_violations`` (pods with a pod matching their required anti-affinity term in the same
+  topology domain), ``pod_affinity_violations`` (pods without another matching pod in their domain, but for
+  the first of their term), ``spread_violations`` (DoNotSchedule topology spread: final skew of the matching
+  pods across the domains over maxSkew; ``spread_skew`` the largest), and for preemption, ``victims`` (bound init
+  pods deleted), ``victim_nodes_without_preemptor`` (nodes that lost victims but hold no pod of a higher
+  priority) and ``unneeded_victims`` (victims that would still fit back on their node beside its final pods).
+  ``failed_checks`` names the non-zero ones.
+
+At the end a markdown table (workload x mode: ours and modern pods/s and their ratio, p50/p99, the creators'
+rate, peak RSS and its ratio, the checks; repeats separated by " / ", ratios of medians) goes to standard
+error, and to a file with ``--table PATH``; ``--render RUNS.jsonl`` prints the table of saved JSON lines
+without running anything. Servers, schedulers and creators are stopped at the end of every run, also on an
+error or Ctrl-C; ``--keep`` keeps the work directory (the schedulers' and creators' logs).
+
+    # the 500-node table, both schedulers interleaved (ours then modern, the other way round on even repeats)
+    python benchmarks/scheduler_perf.py --repeat 2 --table perf-table.md > perf.jsonl
+    # one cell
+    python benchmarks/scheduler_perf.py --workload SchedulingBasic --mode stream --scheduler ours
+    # the 5,000-node variants (600 s per run)
+    python benchmarks/scheduler_perf.py --scale 5000 --table perf-5000.md > perf-5000.jsonl
+    # a small smoke run
+    python benchmarks/scheduler_perf.py --workload SchedulingBasic,PreemptionBasic --nodes 20 --init-pods 20 \\
+        --measured-pods 40
+    python benchmarks/scheduler_perf.py --render perf.jsonl
+
+Options: ``--workload A,B`` (repeatable; default: all 10), ``--scale 500|5000``, ``--nodes`` (the init and
+measured pods then scale with it from the variant's, unless given too), ``--init-pods``, ``--measured-pods``,
+``--seed`` (1), ``--scheduler ours|modern|both``, ``--mode backlog|stream|both``, ``--version 1.26|1.32``,
+``--repeat`` (1), ``--timeout`` (600 s for the measurement; the init pods get as long, and a run whose init
+pods do not all bind in it fails), ``--creators``, ``--creator-threads``. Ours is the daemon of this checkout
+(its root first on ``PYTHONPATH``); ``commit`` in each line names it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.client
+import json
+import math
+import ssl
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from kubernetes.client import Configuration
+from kubernetes.utils import parse_quantity
+
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # run as a script: make the repository root importable
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import faults  # noqa: E402
+from benchmarks.daemon_throughput import SCHEDULER_NAME, create_all, ensure_namespaces, vm_hwm_mb  # noqa: E402
+from benchmarks.faults import (  # noqa: E402
+    MODERN_SCHEDULER_NAME,
+    RUN_ERRORS,
+    SCHEDULERS,
+    SERVERS,
+    Bind,
+    NodeState,
+    PipedChild,
+    PodWatch,
+    SchedulerProcess,
+    Spawned,
+    _cell,
+    _choices,
+    final_state,
+    pod_requests,
+    progress,
+    run_all,
+    source_commit,
+    start_scheduler,
+    stop_server,
+)
+from benchmarks.perf_workloads import (  # noqa: E402
+    HOSTNAME_KEY,
+    NODE_CPU,
+    NODE_MEMORY,
+    NODE_PODS,
+    WORKLOADS,
+    PodTemplate,
+    Workload,
+)
+from benchmarks.throughput import percentile_ms  # noqa: E402
+from policy_scheduler.kube.client import api_client  # noqa: E402
+from policy_scheduler.kube.rest import RestClient  # noqa: E402
+from tests.kube.daemon import wait_until  # noqa: E402
+from tests.kube.envtest import EnvtestServer, assets_dir  # noqa: E402
+
+MODES = ("backlog", "stream")
+SCALES = (500, 5000)
+ALL_PODS = "/api/v1/pods"
+POD_PATH = "/api/v1/namespaces/{ns}/pods"
+THREADS = 8  # this script's own creates (nodes, init pods)
+QUIET, QUIET_MAX = 0.5, 5.0  # after the last measured bind: until 0.5 s without a bind or deletion (5 s at most)
+CHECKS = ("overcommitted_nodes", "unfit_bound", "node_affinity_violations", "anti_affinity_violations",
+          "pod_affinity_violations", "spread_violations", "victim_nodes_without_preemptor", "unneeded_victims")
+
+
+# -- the sizes --------------------------------------------------------------------------------------
+def room_per_node(template: PodTemplate) -> int:
+    """How many pods of the template one empty node-default.yaml node holds."""
+    return min(NODE_PODS, int(parse_quantity(NODE_CPU) / parse_quantity(template.cpu)),
+               int(parse_quantity(NODE_MEMORY) / parse_quantity(template.memory)))
+
+
+def one_per_host(template: PodTemplate) -> bool:
+    """Whether the template's pods repel each other per node (required anti-affinity on the hostname)."""
+    return any(t.get("topologyKey") == HOSTNAME_KEY for t in required_terms(template.affinity, "podAntiAffinity"))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One workload at one size: upstream's variant for the scale, or the overrides."""
+
+    workload: Workload
+    nodes: int
+    init: int
+    measured: int
+
+    @property
+    def name(self) -> str:
+        return self.workload.name
+
+    @property
+    def expected_init(self) -> int:
+        """Init pods that fit (none in Unschedulable; one per node at most with hostname anti-affinity)."""
+        room = self.nodes * room_per_node(self.workload.init)
+        return min(self.init, room, self.nodes if one_per_host(self.workload.init) else room)
+
+    @property
+    def expected_bound(self) -> int:
+        """Measured pods there is room for. A measured pod of a higher priority may evict init pods, so they do
+        not count against it; otherwise they do (they are of the measured pods' size wherever they fit)."""
+        w = self.workload
+        room = self.nodes * room_per_node(w.measured)
+        if (w.measured.priority or 0) <= (w.init.priority or 0):
+            room -= self.expected_init
+        if one_per_host(w.measured):
+            room = min(room, self.nodes - self.expected_init)
+        return max(0, min(self.measured, room))
+
+
+def cells(args: argparse.Namespace) -> list[Cell]:
+    out = []
+    for name in args.workload:
+        workload = WORKLOADS[name]
+        nodes, init, measured = workload.sizes[args.scale]
+        if args.nodes is not None:  # the variant's pods per node, kept
+            init, measured = round(init * args.nodes / nodes), max(1, round(measured * args.nodes / nodes))
+            nodes = args.nodes
+        out.append(Cell(workload, nodes, init if args.init_pods is None else args.init_pods,
+                        measured if args.measured_pods is None else args.measured_pods))
+    return out
+
+
+# -- the creators -----------------------------------------------------------------------------------
+class CreatorProcess(PipedChild):
+    """One creator child (``--serve-creator``): says ``ready`` once its connections are open, creates its share
+    of the measured pods when its standard input says ``go``, then says ``done`` with when each create returned.
+    Not a signal: the thread numpy starts on import does not block it, and a signal the main thread blocks
+    until its ``sigwait`` goes to that thread, whose default action ends the process."""
+
+    def __init__(self, index: int, spec: Path, workdir: Path) -> None:
+        command = [sys.executable, str(Path(__file__).resolve()), "--serve-creator", str(spec), str(index)]
+        super().__init__(Spawned(f"creator-{index}", command, workdir / f"creator-{index}.log"))
+
+    def start(self) -> CreatorProcess:
+        self._start_piped(stdin_pipe=True)
+        return self
+
+    def ready(self, timeout: float) -> None:
+        self._expect("ready", timeout)
+
+    def go(self) -> None:
+        assert self.child.process is not None and self.child.process.stdin is not None
+        self.child.process.stdin.write("go\n")
+        self.child.process.stdin.flush()
+
+    def result(self, timeout: float) -> dict[str, Any]:
+        return json.loads(self._expect("done", timeout))
+
+
+class Creators:
+    """``processes`` creator processes: the k-th creates the measured pods k, k + processes, k + 2 processes..."""
+
+    def __init__(self, workdir: Path, spec: dict[str, Any], processes: int) -> None:
+        path = workdir / "creators.json"
+        path.write_text(json.dumps({**spec, "processes": processes}))
+        self.children = [CreatorProcess(i, path, workdir) for i in range(processes)]
+        self.created: dict[str, float] = {}
+        self.failed: dict[str, str] = {}
+        self.done = False
+
+    def start(self) -> Creators:
+        for child in self.children:
+            child.start()
+        return self
+
+    def go(self) -> None:
+        for child in self.children:
+            child.ready(120)
+        for child in self.children:
+            child.go()
+
+    def join(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for child in self.children:
+            result = child.result(max(1.0, deadline - time.monotonic()))
+            self.created.update(result["created"])
+            self.failed.update(result["failed"])
+        self.done = True
+        self.stop()
+
+    def stop(self) -> None:
+        for child in self.children:
+            child.child.stop(timeout=5)
+
+    def rate(self) -> float | None:
+        times = sorted(self.created.values())
+        return round(len(times) / (times[-1] - times[0]), 1) if len(times) > 1 and times[-1] > times[0] else None
+
+
+class ApiConnection:
+    """One keep-alive HTTPS connection to the API server of a kubeconfig, for raw POSTs of encoded bodies: no
+    client library on the way (half the CPU of :class:`RestClient` per create) and the reply left unparsed."""
+
+    def __init__(self, configuration: Configuration) -> None:
+        url = urlsplit(configuration.host)
+        context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+        if configuration.cert_file:
+            context.load_cert_chain(configuration.cert_file, configuration.key_file)
+        auth = configuration.auth_settings().get("BearerToken") or {}
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json",
+                        **({auth["key"]: auth["value"]} if auth.get("value") else {})}
+        self.connection = http.client.HTTPSConnection(url.hostname or "", url.port, context=context, timeout=30)
+        self.connection.connect()
+
+    def post(self, path: str, body: bytes) -> int:
+        """The reply's status (0: none; the next request opens a new connection)."""
+        try:
+            self.connection.request("POST", path, body=body, headers=self.headers)
+            response = self.connection.getresponse()
+            response.read()
+            return response.status
+        except (OSError, http.client.HTTPException):
+            self.connection.close()
+            return 0
+
+
+def create_raw(connection: ApiConnection, requests: list[tuple[str, str, bytes]], deadline: float,
+               created: dict[str, float], failed: dict[str, str]) -> None:
+    """POST each (pod name, path, body), retrying on no reply, 429 or 5xx until ``deadline`` (a 409
+    AlreadyExists on a retry: an earlier attempt got through); ``created``: when each create returned."""
+    for name, path, body in requests:
+        retried = False
+        while True:
+            status = connection.post(path, body)
+            if status == 201 or (status == 409 and retried):
+                created[name] = time.monotonic()
+            elif (status in (0, 429) or status >= 500) and time.monotonic() < deadline:
+                retried = True
+                time.sleep(0.05)
+                continue
+            else:
+                failed[name] = f"HTTP {status}"
+            break
+
+
+def serve_creator(spec_path: str, index: int) -> int:
+    """The creator child: its share of the measured pods, split over its threads, each with a connection of
+    its own (opened first); it waits for ``go`` on its standard input, creates, and prints the create times."""
+    spec = json.loads(Path(spec_path).read_text())
+    bodies = WORKLOADS[spec["workload"]].measured_pods(spec["measured"], spec["scheduler_name"])
+    bodies = bodies[index::spec["processes"]]
+    requests = [(b["metadata"]["name"], POD_PATH.format(ns=b["metadata"]["namespace"]), json.dumps(b).encode())
+                for b in bodies]
+    threads = spec["threads"]
+    configuration = api_client(spec["kubeconfig"]).configuration
+    connections = [ApiConnection(configuration) for _ in range(threads)]
+    created: dict[str, float] = {}
+    failed: dict[str, str] = {}
+    print("ready", flush=True)
+    if sys.stdin.readline().strip() != "go":
+        return 0
+    deadline = time.monotonic() + spec["timeout"]
+    workers = [threading.Thread(target=create_raw, args=(c, requests[i::threads], deadline, created, failed))
+               for i, c in enumerate(connections)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    print("done " + json.dumps({"created": created, "failed": failed}), flush=True)
+    return 0
+
+
+# -- the placement checks ---------------------------------------------------------------------------
+def required_terms(affinity: dict[str, Any] | None, kind: str) -> list[dict[str, Any]]:
+    return list(((affinity or {}).get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or ())
+
+
+def requirement_holds(requirement: dict[str, Any], labels: dict[str, str]) -> bool:
+    """One ``matchExpressions`` entry of a label or node selector."""
+    key, operator, values = requirement["key"], requirement["operator"], requirement.get("values") or []
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        return labels.get(key) not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    if operator in ("Gt", "Lt") and key in labels:
+        value, bound = int(labels[key]), int(values[0])
+        return value > bound if operator == "Gt" else value < bound
+    return False
+
+
+def selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) -> bool:
+    if selector is None:
+        return False
+    return (all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items())
+            and all(requirement_holds(r, labels) for r in selector.get("matchExpressions") or ()))
+
+
+def node_affinity_holds(spec: dict[str, Any], labels: dict[str, str]) -> bool:
+    """``nodeSelector`` and required node affinity (any term, every expression of it)."""
+    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
+        return False
+    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not required:
+        return True
+    return any(all(requirement_holds(r, labels) for r in term.get("matchExpressions") or ())
+               for term in required.get("nodeSelectorTerms") or ())
+
+
+class Placement:
+    """The bound pods read back at the end, on their nodes; matching pods counted per topology domain."""
+
+    def __init__(self, pods: dict[str, dict[str, Any]], nodes: dict[str, NodeState], bound_at: dict[str, float]):
+        self.nodes = nodes
+        self.bound = [p for p in pods.values() if (p.get("spec") or {}).get("nodeName")]
+        self.bound_at = bound_at
+        self._counts: dict[str, Counter[str]] = {}
+
+    def labels_of_node(self, pod: dict[str, Any]) -> dict[str, str]:
+        node = self.nodes.get(pod["spec"]["nodeName"])
+        return node.labels if node is not None else {}
+
+    @staticmethod
+    def in_term(pod: dict[str, Any], term: dict[str, Any], namespace: str) -> bool:
+        """Whether ``pod`` matches a pod (anti-)affinity term of a pod in ``namespace``."""
+        namespaces = term.get("namespaces") or [namespace]
+        return (pod["metadata"].get("namespace") in namespaces
+                and selector_matches(term.get("labelSelector"), pod["metadata"].get("labels") or {}))
+
+    def per_domain(self, term: dict[str, Any], namespace: str) -> Counter[str]:
+        key = json.dumps([term, namespace], sort_keys=True)
+        if key not in self._counts:
+            self._counts[key] = Counter(
+                d for p in self.bound if self.in_term(p, term, namespace)
+                and (d := self.labels_of_node(p).get(term["topologyKey"])) is not None)
+        return self._counts[key]
+
+    def others(self, pod: dict[str, Any], term: dict[str, Any]) -> int | None:
+        """Bound pods other than ``pod`` matching its term in its domain (None: its node has no domain)."""
+        namespace = pod["metadata"].get("namespace") or "default"
+        domain = self.labels_of_node(pod).get(term["topologyKey"])
+        if domain is None:
+            return None
+        return self.per_domain(term, namespace)[domain] - (1 if self.in_term(pod, term, namespace) else 0)
+
+    def first_of(self, term: dict[str, Any], namespace: str) -> str | None:
+        """The first bound pod matching the term (by the watch's bind time, then name)."""
+        matching = [p["metadata"]["name"] for p in self.bound if self.in_term(p, term, namespace)]
+        return min(matching, key=lambda n: (self.bound_at.get(n, math.inf), n), default=None)
+
+    def spread_skews(self) -> list[tuple[int, int]]:
+        """(final skew, maxSkew) of every distinct DoNotSchedule constraint of the bound pods (per namespace):
+        matching pods of that namespace counted over every domain of the nodes that have the key."""
+        constraints = {json.dumps([c, p["metadata"].get("namespace")], sort_keys=True)
+                       for p in self.bound for c in p["spec"].get("topologySpreadConstraints") or ()
+                       if c.get("whenUnsatisfiable") == "DoNotSchedule"}
+        out = []
+        for constraint, namespace in map(json.loads, sorted(constraints)):
+            key = constraint["topologyKey"]
+            counts = Counter({n.labels[key]: 0 for n in self.nodes.values() if key in n.labels})
+            for p in self.bound:
+                domain = self.labels_of_node(p).get(key)
+                if (domain is not None and p["metadata"].get("namespace") == namespace
+                        and selector_matches(constraint.get("labelSelector"), p["metadata"].get("labels") or {})):
+                    counts[domain] += 1
+            if counts:
+                out.append((max(counts.values()) - min(counts.values()), int(constraint["maxSkew"])))
+        return out
+
+
+def placement_checks(workload: Workload, pods: dict[str, dict[str, Any]], nodes: dict[str, NodeState],
+                     binds: Mapping[str, Bind], init_names: list[str]) -> dict[str, Any]:
+    """The counts of ``CHECKS`` (and ``spread_skew``, ``victims``) over the final objects and the binds the
+    watch saw (victims: init pods bound, then gone)."""
+    placement = Placement(pods, nodes, {n: b.at for n, b in binds.items()})
+    out: dict[str, Any] = dict.fromkeys(CHECKS, 0)
+    out["overcommitted_nodes"] = sum(1 for n in nodes.values() if n.over())
+    for pod in placement.bound:
+        spec, node = pod["spec"], nodes.get(pod["spec"]["nodeName"])
+        cpu, memory = pod_requests(pod)
+        namespace = pod["metadata"].get("namespace") or "default"
+        out["unfit_bound"] += node is None or cpu > node.cpu + 1e-9 or memory > node.memory
+        out["node_affinity_violations"] += not node_affinity_holds(spec, placement.labels_of_node(pod))
+        for term in required_terms(spec.get("affinity"), "podAntiAffinity"):
+            out["anti_affinity_violations"] += bool(placement.others(pod, term))
+        for term in required_terms(spec.get("affinity"), "podAffinity"):
+            alone = not placement.others(pod, term)
+            out["pod_affinity_violations"] += alone and placement.first_of(term, namespace) != pod["metadata"]["name"]
+    skews = placement.spread_skews()
+    out["spread_violations"] = sum(1 for skew, most in skews if skew > most)
+    out["spread_skew"] = max((skew for skew, _ in skews), default=None)
+
+    # Preemption: the init pods bound and gone at the end, by the node they were bound to.
+    victims = Counter(binds[n].node for n in init_names if n in binds and n not in pods)
+    out["victims"] = sum(victims.values())
+    priority = workload.init.priority or 0
+    cpu, memory = pod_requests(workload.init.pod("victim", "default", ""))
+    for name, count in victims.items():
+        node = nodes.get(name)
+        if node is None:
+            out["victim_nodes_without_preemptor"] += 1
+            continue
+        if not any(p > priority for p, _, _ in node.placed):
+            out["victim_nodes_without_preemptor"] += 1
+        state = node.copy()  # the victims put back one by one, as long as they fit
+        for _ in range(count):
+            if not state.fits(cpu, memory):
+                break
+            state.add(priority, cpu, memory)
+            out["unneeded_victims"] += 1
+    out["failed_checks"] = [c for c in CHECKS if out[c]]
+    return out
+
+
+# -- one run ----------------------------------------------------------------------------------------
+def group_peak_rss(pgid: int) -> list[float]:
+    """``VmHWM`` (MB) of every live process in the process group ``pgid``, the leader first."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid:  # (state, ppid, pgrp, ...)
+            members.append(int(entry.name))
+    peaks = [vm_hwm_mb(pid) for pid in sorted(members, key=lambda pid: pid != pgid)]
+    return [p for p in peaks if p is not None]
+
+
+class PerfRun:
+    """One workload at one size, in one mode, for one scheduler, on a fresh API server."""
+
+    def __init__(self, cell: Cell, mode: str, kind: str, repeat: int, args: argparse.Namespace, base: Path) -> None:
+        self.cell, self.mode, self.kind, self.repeat, self.args = cell, mode, kind, repeat, args
+        self.dir = base / f"{cell.name}-{mode}-{kind}-{repeat}"
+        self.dir.mkdir(parents=True)
+        self.server = EnvtestServer(args.version, self.dir / "envtest", assets_dir() / "envtest.py")
+        self.scheduler_name = SCHEDULER_NAME if kind == "ours" else MODERN_SCHEDULER_NAME
+        self.init_bodies = cell.workload.init_pods(cell.init, self.scheduler_name)
+        self.measured_bodies = cell.workload.measured_pods(cell.measured, self.scheduler_name)
+        self.init_names = [b["metadata"]["name"] for b in self.init_bodies]
+        self.measured_names = [b["metadata"]["name"] for b in self.measured_bodies]
+        self.schedulers: list[SchedulerProcess] = []
+        self.watch: PodWatch | None = None
+        self.creators: Creators | None = None
+        self.label = f"{cell.name}/{mode} {kind} #{repeat}"
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that name the run (in its line, also when it failed)."""
+        cell, args = self.cell, self.args
+        return {"workload": cell.name, "mode": self.mode, "scheduler": self.kind, "repeat": self.repeat,
+                "version": args.version, "scale": args.scale, "seed": args.seed, "commit": args.commit,
+                "nodes": cell.nodes, "init_pods": cell.init, "measured_pods": cell.measured}
+
+    def execute(self) -> dict[str, Any]:
+        cell, args, w = self.cell, self.args, self.cell.workload
+        progress(f"{self.label}: envtest {args.version} in {self.server.dir}")
+        SERVERS.append(self.server)
+        self.server.start()
+        self.rest = RestClient(api_client(self.server.kubeconfig, pool_size=THREADS + 2), qps=0, burst=1)
+        ensure_namespaces(self.rest, self.init_bodies + self.measured_bodies)
+        for name, value in w.priority_classes:
+            self.rest.post("/apis/scheduling.k8s.io/v1/priorityclasses", {"apiVersion": "scheduling.k8s.io/v1",
+                           "kind": "PriorityClass", "metadata": {"name": name}, "value": value})
+        create_all(self.rest, "/api/v1/nodes", w.nodes(cell.nodes, args.seed), THREADS)
+        resource_version = self.rest.get(ALL_PODS, {"limit": 1})["metadata"]["resourceVersion"]
+        self.watch = PodWatch(self.server.kubeconfig, resource_version, set(self.measured_names), None,
+                              path=ALL_PODS).start()
+        self.creators = Creators(self.dir, {
+            "kubeconfig": self.server.kubeconfig, "workload": w.name, "measured": cell.measured,
+            "scheduler_name": self.scheduler_name, "threads": args.creator_threads, "timeout": args.timeout,
+        }, args.creators).start()
+        progress(f"created {cell.nodes} nodes; {args.creators} creator processes starting")
+
+        self._start_scheduler(wait_healthy=True)
+        create_all(self.rest, POD_PATH, self.init_bodies, THREADS)
+        if w.wait_init:
+            wait_until(lambda: self._check() and self.watch.bound(self.init_names) >= cell.expected_init,  # type: ignore[union-attr]
+                       args.timeout, interval=0.1, what=f"{cell.expected_init} init pods bound")
+        else:  # (they never fit) once the scheduler has tried one, it is up: go on
+            wait_until(lambda: self._check() and self._tried_init(), args.timeout, interval=0.2,
+                       what="the scheduler to try an init pod")
+        progress(f"{len(self.init_bodies)} init pods created, {self.watch.bound(self.init_names)} bound")
+        if self.mode == "backlog":
+            first = self.schedulers[0]
+            first.killed = True  # stopped on purpose
+            first.child.stop()
+            self.creators.go()
+            self.creators.join(args.timeout)
+            wait_until(lambda: self.watch.seen.issuperset(self.creators.created), 60,  # type: ignore[union-attr]
+                       what="the watch to see every measured pod")
+            progress(f"{len(self.creators.created)} measured pods created; a fresh scheduler starts")
+            start = time.monotonic()
+            self._start_scheduler(wait_healthy=False)
+        else:
+            self.creators.go()
+            start = time.monotonic()
+            progress(f"creating {len(self.measured_bodies)} measured pods while the scheduler runs")
+        ended = self._measure(start)
+        return self._result(start, ended)
+
+    def _check(self) -> bool:
+        for s in self.schedulers:
+            s.check()
+        return True
+
+    def _tried_init(self) -> bool:
+        """Whether an init pod has a PodScheduled condition (the scheduler tried it)."""
+        pods = self.rest.get(POD_PATH.format(ns=self.cell.workload.namespaces[0]))["items"]
+        return any(c.get("type") == "PodScheduled" for p in pods if p["metadata"]["name"] in self.init_names
+                   for c in (p.get("status") or {}).get("conditions") or ())
+
+    def _start_scheduler(self, wait_healthy: bool) -> None:
+        name = f"{self.kind}-{len(self.schedulers) + 1}"
+        s = start_scheduler(self.kind, self.cell.workload.feature_gates, self.server.kubeconfig, self.dir, name,
+                            False, False, self.args.version)
+        self.schedulers.append(s)
+        if wait_healthy and s.kind == "ours":  # (the modern one serves no port: its init pods bound say it is up)
+            wait_until(lambda: self._check() and s.healthy(), 60, interval=0.1, what=f"{name} healthy")
+
+    def _measure(self, start: float) -> str:
+        """Wait until every measured pod that fits is bound (then for quiet), or the timeout."""
+        watch = self.watch
+        assert watch is not None
+        expected, deadline, report = self.cell.expected_bound, start + self.args.timeout, start + 5
+        while (bound := watch.bound(self.measured_names)) < expected:
+            self._check()
+            if time.monotonic() > deadline:
+                return "timeout"
+            if time.monotonic() >= report:  # every 5 s
+                progress(f"bound {bound}/{expected} measured pods ({report - start:.0f}s)")
+                report += 5
+            time.sleep(0.05)
+        settled = time.monotonic() + QUIET_MAX
+        while time.monotonic() - watch.last_change < QUIET and time.monotonic() < settled:
+            time.sleep(0.1)
+        return "bound"
+
+    def _result(self, start: float, ended: str) -> dict[str, Any]:
+        cell, args, watch, creators = self.cell, self.args, self.watch, self.creators
+        assert watch is not None and creators is not None
+        scheduler = self.schedulers[-1]
+        peaks = group_peak_rss(scheduler.child.pid) if scheduler.child.alive() else []
+        codes = {s.child.name: s.child.stop() for s in self.schedulers}
+        if not creators.done:
+            creators.join(args.timeout)
+        watch.stop()
+        pods, nodes = final_state(self.rest, ALL_PODS)
+
+        created = creators.created
+        binds = sorted(watch.binds[n].at for n in self.measured_names if n in watch.binds)
+        if self.mode == "stream" and created:
+            start = min(created.values())  # the first measured create
+        latencies = [int((watch.binds[n].at - created[n]) * 1e9) for n in self.measured_names
+                     if n in watch.binds and n in created]
+        span = binds[-1] - binds[0] if len(binds) > 1 else 0.0
+        stream = self.mode == "stream"
+        return {
+            **self.identity(), "created": len(created), "create_failures": len(creators.failed),
+            "init_bound": sum(1 for n in self.init_names if n in watch.binds),
+            "bound": sum(1 for n in self.measured_names if (pods.get(n) or {}).get("spec", {}).get("nodeName")),
+            "expected_bound": min(cell.expected_bound, len(created)), "ended": ended,
+            "pods_per_second": round((len(binds) - 1) / span, 1) if span > 0 else None,
+            "pods_per_second_from_start":
+                round(len(binds) / (binds[-1] - start), 1) if binds and binds[-1] > start else None,
+            "seconds_to_first_bind": round(binds[0] - start, 3) if binds else None,
+            "seconds_first_to_last_bind": round(span, 3),
+            "p50_ms": round(percentile_ms(latencies, 50), 1) if stream and latencies else None,
+            "p99_ms": round(percentile_ms(latencies, 99), 1) if stream and latencies else None,
+            "creator_pods_per_second": creators.rate(), "creators": args.creators,
+            "creator_threads": args.creator_threads,
+            "peak_rss_mb": round(sum(peaks), 1) if peaks else None,
+            "peak_rss_of": "process" if len(peaks) <= 1 else f"sum over its process group ({len(peaks)} processes)",
+            "peak_rss_group_max_mb": max(peaks, default=None),
+            **placement_checks(cell.workload, pods, nodes, watch.binds, self.init_names),
+            "scheduler_exit_codes": codes,
+        }
+
+    def close(self) -> None:
+        """Stop whatever this run started (also after an error): the schedulers, the creators, the watch, the
+        API server."""
+        for s in self.schedulers:
+            s.child.stop(timeout=10)
+        for part in (self.creators, self.watch):
+            if part is not None:
+                part.stop()
+        stop_server(self.server)
+
+
+# -- the table --------------------------------------------------------------------------------------
+def _median(runs: list[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in runs if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "—" if a is None or not b else f"{a / b:.2f}"
+
+
+def _problems(kind: str, runs: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for r in runs:
+        if "error" in r:
+            out.append(f"{kind} error")
+            continue
+        if r["bound"] < r["expected_bound"]:
+            out.append(f"{kind} {r['bound']}/{r['expected_bound']} bound ({r['ended']})")
+        out.extend(f"{kind} {check} {r[check]}" for check in r["failed_checks"])
+    return out
+
+
+def table(lines: list[dict[str, Any]]) -> str:
+    groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for line in lines:
+        groups[(line["workload"], line["mode"])][line["scheduler"]].append(line)
+    head = ["workload", "mode", "ours pods/s", "modern pods/s", "ours/modern", "ours p50/p99 ms", "modern p50/p99 ms",
+            "creators pods/s (min)", "peak RSS MB ours", "peak RSS MB modern", "RSS ours/modern", "checks"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    order = {k: i for i, k in enumerate((*WORKLOADS, *MODES))}
+    for (workload, mode), kinds in sorted(groups.items(), key=lambda kv: tuple(order.get(k, 99) for k in kv[0])):
+        ours, modern = (sorted(kinds.get(k, []), key=lambda r: r.get("repeat", 0)) for k in SCHEDULERS)
+        rates = [r["creator_pods_per_second"] for r in ours + modern if r.get("creator_pods_per_second")]
+        problems = _problems("ours", ours) + _problems("modern", modern)
+        rows.append("| " + " | ".join([
+            workload, mode,
+            _cell([r.get("pods_per_second") for r in ours]), _cell([r.get("pods_per_second") for r in modern]),
+            _ratio(_median(ours, "pods_per_second"), _median(modern, "pods_per_second")),
+            _cell([None if r.get("p50_ms") is None else f"{r['p50_ms']:g}/{r['p99_ms']:g}" for r in ours]),
+            _cell([None if r.get("p50_ms") is None else f"{r['p50_ms']:g}/{r['p99_ms']:g}" for r in modern]),
+            f"{min(rates):g}" if rates else "—",
+            _cell([r.get("peak_rss_mb") for r in ours]), _cell([r.get("peak_rss_mb") for r in modern]),
+            _ratio(_median(ours, "peak_rss_mb"), _median(modern, "peak_rss_mb")),
+            "; ".join(problems) or "ok",
+        ]) + " |")
+    sizes = sorted({(r["workload"], r.get("nodes"), r.get("init_pods"), r.get("measured_pods")) for r in lines},
+                   key=lambda size: order.get(size[0], 99))
+    notes = [f"- {w}: {n} nodes, {i} init pods, {m} measured pods" for w, n, i, m in sizes]
+    notes.append(f"- versions {sorted({str(r.get('version')) for r in lines})}, commits "
+                 f"{sorted({str(r.get('commit')) for r in lines})}; pods/s: (measured pods bound - 1) / (first to "
+                 "last measured bind); ratios of medians; checks: `ok` when every expected pod bound and every "
+                 "placement check is 0")
+    return "\n".join(rows + [""] + notes) + "\n"
+
+
+# -- main -------------------------------------------------------------------------------------------
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--serve-creator", nargs=2, metavar=("SPEC", "INDEX"), help=argparse.SUPPRESS)
+    parser.add_argument("--render", type=Path, default=None, help="print the table of these JSON lines and exit")
+    parser.add_argument("--workload", action="append", default=None, help="workloads (comma-separated); default all")
+    parser.add_argument("--scale", type=int, default=500, choices=SCALES, help="upstream's variant: 500 or 5000 nodes")
+    parser.add_argument("--nodes", type=int, default=None, help="override the variant's nodes (pods scale with it)")
+    parser.add_argument("--init-pods", type=int, default=None)
+    parser.add_argument("--measured-pods", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=1, help="the nodes' zones")
+    parser.add_argument("--scheduler", default="both", choices=("ours", "modern", "both"))
+    parser.add_argument("--mode", default="both", choices=("backlog", "stream", "both"))
+    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32"), help="envtest line (server and modern)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run's measurement (and init pods)")
+    parser.add_argument("--creators", type=int, default=4, help="processes creating the measured pods")
+    parser.add_argument("--creator-threads", type=int, default=4, help="threads (and connections) per creator")
+    parser.add_argument("--table", type=Path, default=None, help="also write the markdown table to this file")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
+    args = parser.parse_args(argv)
+    args.schedulers = list(SCHEDULERS) if args.scheduler == "both" else [args.scheduler]
+    args.modes = list(MODES) if args.mode == "both" else [args.mode]
+    args.workload = _choices(args.workload or ["all"], tuple(WORKLOADS), "workload")
+    return args
+
+
+def runs(args: argparse.Namespace) -> Iterator[tuple[Cell, str, int, str]]:
+    """Per workload and mode, the schedulers interleaved: ours first on odd repeats, modern first on even."""
+    for cell in cells(args):
+        for mode in args.modes:
+            for repeat in range(1, args.repeat + 1):
+                for kind in args.schedulers if repeat % 2 else args.schedulers[::-1]:
+                    yield cell, mode, repeat, kind
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.serve_creator:
+        return serve_creator(args.serve_creator[0], int(args.serve_creator[1]))
+    if args.render:
+        print(table([json.loads(s) for s in args.render.read_text().splitlines() if s.strip().startswith("{")]), end="")
+        return 0
+    faults.PROGRESS_NAME = "scheduler_perf"
+    args.commit = source_commit()
+    base = Path(tempfile.mkdtemp(prefix="scheduler-perf-"))
+    plan = [functools.partial(PerfRun, cell, mode, kind, repeat, args, base) for cell, mode, repeat, kind in runs(args)]
+    return run_all(plan, base, table, args.keep, args.table, errors=(*RUN_ERRORS, ValueError))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
