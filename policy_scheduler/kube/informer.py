@@ -65,6 +65,15 @@ def served_group_versions(rest: RestClient) -> set[str]:
     return served
 
 
+def trim(obj: Any) -> Any:
+    """Drop ``metadata.managedFields`` (server-side apply's bookkeeping, often the largest part of a pod or
+    node that the scheduler never reads) before the object is stored."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+    return obj
+
+
 def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace")
@@ -164,6 +173,8 @@ class Reflector:
         query = {"fieldSelector": self.field_selector, "resourceVersion": "0" if not self.lists else None}
         data = self.rest.get(self.path, query)
         items: Sequence[dict[str, Any]] = data.get("items") or ()
+        for obj in items:
+            trim(obj)
         self.lists += 1
         self.replace(items, (data.get("metadata") or {}).get("resourceVersion") or "")
         self.synced.set()
@@ -217,7 +228,7 @@ class Reflector:
         if kind == "BOOKMARK":
             self.resource_version = version or self.resource_version
             return
-        key = object_key(obj)
+        key = object_key(trim(obj))
         if kind == "ADDED" or kind == "MODIFIED":
             old = self.store.get(key)
             self.store[key] = obj
