@@ -284,11 +284,8 @@ class Daemon:
         raw = self.pod_reflector.store.get(key)
         if raw is None:
             return None
-        try:
-            pod = self.pod_handler.parse_pod(raw)
-        except UserError:
-            return None
-        if pod.node_name or not self.pod_handler.responsible_for(pod) or self.cache.is_assumed(pod.key):
+        pod = self.pod_handler.pod(raw)
+        if pod is None or pod.node_name or not self.pod_handler.responsible_for(pod) or self.cache.is_assumed(pod.key):
             return None
         return pod
 

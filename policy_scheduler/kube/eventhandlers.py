@@ -58,7 +58,8 @@ class PodHandler:
     def responsible_for(self, pod: Pod) -> bool:
         return pod.scheduler_name == self.scheduler_name and pod.phase not in TERMINAL_PHASES
 
-    def _pod(self, raw: dict[str, Any]) -> Pod | None:
+    def pod(self, raw: dict[str, Any]) -> Pod | None:
+        """The pod of ``raw``, parsed once per resourceVersion (None, logged, if it cannot be parsed)."""
         meta = raw.get("metadata") if isinstance(raw, dict) else None
         version = meta.get("resourceVersion") if isinstance(meta, dict) else None
         key = f"{meta.get('namespace')}/{meta.get('name')}" if version else ""
@@ -72,7 +73,7 @@ class PodHandler:
         return pod
 
     def on_add(self, raw: dict[str, Any]) -> None:
-        pod = self._pod(raw)
+        pod = self.pod(raw)
         if pod is None:
             return
         if pod.node_name:
@@ -85,7 +86,7 @@ class PodHandler:
             self.queue.add(pod)
 
     def on_update(self, old_raw: dict[str, Any], new_raw: dict[str, Any]) -> None:
-        old, new = self._pod(old_raw), self._pod(new_raw)
+        old, new = self.pod(old_raw), self.pod(new_raw)
         if old is None or new is None:
             return
         if old.uid and new.uid and old.uid != new.uid:
@@ -116,7 +117,7 @@ class PodHandler:
             self.queue.update(old, new)
 
     def on_delete(self, raw: dict[str, Any]) -> None:
-        pod = self._pod(raw)
+        pod = self.pod(raw)
         if pod is None:
             return
         self._parsed.pop(f"{pod.namespace}/{pod.name}", None)
