@@ -38,6 +38,7 @@ from ..cache.cluster import ClusterState
 from ..cache.node_info import NodeInfo
 from ..errors import PredicateError, PriorityError, SchedulingError
 from ..fastpath import predicate_form, priority_form, reasons_form
+from ..fastpath.preemption import nominated_first_pass
 from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
@@ -652,9 +653,15 @@ class GenericScheduler:
     def _nominated_verdicts(self, pod: Pod, meta: Any, cols: NodeColumns, mask: np.ndarray) -> bool:
         """Replace the vectorised verdict of each node holding nominated pods by the reference two-pass
         one; False when a predicate errs there (the reference path then decides, and raises)."""
+        first_pass = nominated_first_pass(self, pod, meta)
         for name in self.nominated_pods.nominated_nodes():
             i = cols.index.get(name)
-            if i is None or not nominated_elsewhere(self.nominated_pods, pod, name):
+            nominated = nominated_elsewhere(self.nominated_pods, pod, name) if i is not None else []
+            if not nominated:
+                continue
+            fits = first_pass(cols.infos[i], nominated) if first_pass is not None else None
+            if fits is not None:  # the second pass is the node as it is: the vectorised verdict
+                mask[i] = mask[i] and fits
                 continue
             try:
                 mask[i] = not self.pod_fits_on_node(pod, meta, cols.infos[i])

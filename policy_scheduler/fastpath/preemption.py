@@ -108,6 +108,20 @@ def general_predicates(predicate: Any, pod: Pod, meta: Any) -> Dependence | None
     return Dependence(resources=True, checks=(pod_fits_host, pod_match_node_selector))
 
 
+def declarations(scheduler: Any, pod: Pod, meta: Any) -> tuple[int, list[Callable[..., Any]]] | None:
+    """For ``pod``: how many of the scheduler's predicates add up requests, and the checks that ignore the pods
+    (None when a predicate is undeclared or depends on the pods in another way)."""
+    resources = 0
+    checks: list[Callable[..., Any]] = []
+    for _, predicate in scheduler.algorithms_for(pod).ordered_predicates:
+        dep = dependence(predicate, pod, meta)
+        if dep is None:
+            return None
+        resources += dep.resources
+        checks.extend(dep.checks)
+    return resources, checks
+
+
 # -- the arithmetic --------------------------------------------------------------------------------
 class VictimArithmetic:
     """``selectVictimsOnNode`` for one preemptor by arithmetic: built by :meth:`plan` (None when a
@@ -136,15 +150,8 @@ class VictimArithmetic:
 
     @classmethod
     def plan(cls, scheduler: Any, pod: Pod, meta: Any) -> VictimArithmetic | None:
-        resources = 0
-        checks: list[Callable[..., Any]] = []
-        for _, predicate in scheduler.algorithms_for(pod).ordered_predicates:
-            dep = dependence(predicate, pod, meta)
-            if dep is None:
-                return None
-            resources += dep.resources
-            checks.extend(dep.checks)
-        return cls(scheduler, pod, meta, resources, checks)
+        declared = declarations(scheduler, pod, meta)
+        return None if declared is None else cls(scheduler, pod, meta, *declared)
 
     def _checks_pass(self, info: NodeInfo) -> bool:
         """Every pod-independent check passes on the node; False also when unsure (a check errs, or the
@@ -200,3 +207,29 @@ class VictimArithmetic:
             return False
 
         return VictimSelection(True, reprieve(potential, pdbs, keep, info.name), removed=len(potential))
+
+
+def nominated_first_pass(scheduler: Any, pod: Pod, meta: Any) -> Callable[[NodeInfo, Sequence[Pod]], bool | None] | None:
+    """``addNominatedPods``' first pass by arithmetic (the node's verdict with the nominated pods of the pod's
+    priority or higher added): for a pod whose predicates all ignore the pods on a node or add up their
+    requests, only PodFitsResources can change, so the pass fails where the vectorised verdict did or where
+    the nominated pods' requests leave no room. The function answers for a node and its nominated pods; None
+    when one of them has inter-pod terms (the reference decides). None when a predicate is undeclared."""
+    declared = declarations(scheduler, pod, meta)
+    if declared is None:
+        return None
+    resources = declared[0]
+    request = pod_request(pod, meta)
+
+    def fits(info: NodeInfo, nominated: Sequence[Pod]) -> bool | None:
+        added = [p for p in nominated if p.priority >= pod.priority]
+        if any(p.has_pod_affinity_constraints for p in added):
+            return None
+        if not resources or not added:
+            return True
+        requested = info.requested.clone()
+        for p in added:
+            requested.add(p.container_request)
+        return resources_fit(request, requested, len(info.pods) + len(added), info.allocatable)
+
+    return fits
