@@ -78,11 +78,29 @@ def _ceil(x: Fraction) -> int:
     return -((-x.numerator) // x.denominator)
 
 
+_values: dict[str, int] = {}
+_milli_values: dict[str, int] = {}
+
+
 def value(text: str | int | float) -> int:
     """``Quantity.Value()``: the value in base units, rounded up."""
+    if type(text) is str:
+        cached = _values.get(text)
+        if cached is None:
+            cached = _ceil(parse_quantity(text))
+            if len(_values) < 65536:
+                _values[text] = cached
+        return cached
     return _ceil(parse_quantity(text))
 
 
 def milli_value(text: str | int | float) -> int:
     """``Quantity.MilliValue()``: the value in thousandths of a base unit, rounded up."""
+    if type(text) is str:
+        cached = _milli_values.get(text)
+        if cached is None:
+            cached = _ceil(parse_quantity(text) * 1000)
+            if len(_milli_values) < 65536:
+                _milli_values[text] = cached
+        return cached
     return _ceil(parse_quantity(text) * 1000)
