@@ -51,25 +51,24 @@ class PodHandler:
         self.on_corrupted = on_corrupted
         self.on_gated = on_gated
         self._gated: set[str] = set()  # keys of the gated pods already reported to on_gated
-        # The last pod parsed per key, with its resourceVersion: an update's old object is the one the
-        # previous event delivered, so it is not parsed again.
-        self._parsed: dict[str, tuple[str, Pod]] = {}
+        # The last pod parsed per namespace/name (its ``raw`` is the object it was parsed from).
+        self._parsed: dict[str, Pod] = {}
 
     def responsible_for(self, pod: Pod) -> bool:
         return pod.scheduler_name == self.scheduler_name and pod.phase not in TERMINAL_PHASES
 
     def pod(self, raw: dict[str, Any]) -> Pod | None:
-        """The pod of ``raw``, parsed once per resourceVersion (None, logged, if it cannot be parsed)."""
+        """The pod of ``raw``, parsed once per object the informer delivered (None, logged, if it cannot be
+        parsed): an update's old object, and the stored object a lookup reads, are the very dicts parsed
+        before."""
         meta = raw.get("metadata") if isinstance(raw, dict) else None
-        version = meta.get("resourceVersion") if isinstance(meta, dict) else None
-        key = f"{meta.get('namespace')}/{meta.get('name')}" if version else ""
-        if key:
-            last = self._parsed.get(key)
-            if last is not None and last[0] == version:
-                return last[1]
+        key = f"{meta.get('namespace')}/{meta.get('name')}" if isinstance(meta, dict) else ""
+        last = self._parsed.get(key)
+        if last is not None and last.raw is raw:
+            return last
         pod = _parse(self.parse_pod, raw, "pod")
         if pod is not None and key:
-            self._parsed[key] = (version, pod)
+            self._parsed[key] = pod
         return pod
 
     def on_add(self, raw: dict[str, Any]) -> None:
