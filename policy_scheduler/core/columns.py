@@ -80,7 +80,6 @@ class NodeColumns:
         # Pod index.
         self._pods_by_namespace: dict[str, dict[str, Pod]] = defaultdict(dict)
         self._pods_by_label: dict[tuple[str, str, str], dict[str, Pod]] = defaultdict(dict)
-        self.pods_with_affinity: dict[str, Pod] = {}
         self.affinity_terms = AffinityTermIndex(n)
         self._selector_counts: dict[tuple[frozenset[str], Selector], np.ndarray] = {}
         for pod in cluster.list_pods():
@@ -126,7 +125,6 @@ class NodeColumns:
         for k, v in pod.labels.items():
             self._pods_by_label[(pod.namespace, k, v)][key] = pod
         if pod.has_pod_affinity_constraints:
-            self.pods_with_affinity[key] = pod
             self.affinity_terms.add(pod, i)
         self._count_selectors(pod, i, 1)
 
@@ -135,8 +133,7 @@ class NodeColumns:
         self._pods_by_namespace.get(pod.namespace, {}).pop(key, None)
         for k, v in pod.labels.items():
             self._pods_by_label.get((pod.namespace, k, v), {}).pop(key, None)
-        if self.pods_with_affinity.pop(key, None) is not None:
-            self.affinity_terms.remove(key)
+        self.affinity_terms.remove(key)
         i = self.index.get(pod.node_name)
         if i is not None:
             self._count_selectors(pod, i, -1)
