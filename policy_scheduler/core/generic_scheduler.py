@@ -651,8 +651,9 @@ class GenericScheduler:
         return dict(zip(cols.names, per_row))
 
     def _nominated_verdicts(self, pod: Pod, meta: Any, cols: NodeColumns, mask: np.ndarray) -> bool:
-        """Replace the vectorised verdict of each node holding nominated pods by the reference two-pass
-        one; False when a predicate errs there (the reference path then decides, and raises)."""
+        """Replace the vectorised verdict of each node holding nominated pods by the two-pass one (the first
+        pass by arithmetic where the predicates allow, else the reference); False when a predicate errs there
+        (the reference path then decides, and raises)."""
         first_pass = nominated_first_pass(self, pod, meta)
         for name in self.nominated_pods.nominated_nodes():
             i = cols.index.get(name)

@@ -28,23 +28,9 @@ def _all(cols: NodeColumns) -> Mask:
     return np.ones(len(cols.names), dtype=bool)
 
 
-def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
-    request = meta.pod_request if meta is not None else pod.request
-    mask = cols.pod_count + 1 <= cols.alloc_pods
-    if request.is_zero_request():
-        return mask
-    mask &= cols.alloc_cpu >= request.milli_cpu + cols.req_cpu
-    mask &= cols.alloc_memory >= request.memory + cols.req_memory
-    mask &= cols.alloc_gpu >= request.nvidia_gpu + cols.req_gpu
-    mask &= cols.alloc_ephemeral >= request.ephemeral_storage + cols.req_ephemeral
-    for name, value in request.scalar.items():
-        mask &= cols.scalar_allocatable(name) >= value + cols.scalar_requested(name)
-    return mask
-
-
-def pod_fits_resources_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> list[list[str]]:
-    """PodFitsResources' reasons on ``rows``: too many pods, then each resource short, in the reference's order
-    (equal reasons are one object)."""
+def _resource_checks(pod: Pod, meta: Any, cols: NodeColumns) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
+    """PodFitsResources' checks in the reference's order: (resource, requested, used per node, allocatable per
+    node); a node fails one where allocatable < requested + used (pods: one more pod)."""
     request = meta.pod_request if meta is not None else pod.request
     checks = [(PODS, 1, cols.pod_count, cols.alloc_pods)]
     if not request.is_zero_request():
@@ -54,6 +40,20 @@ def pod_fits_resources_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.
                    (EPHEMERAL_STORAGE, request.ephemeral_storage, cols.req_ephemeral, cols.alloc_ephemeral)]
         checks += [(name, request.scalar[name], cols.scalar_requested(name), cols.scalar_allocatable(name))
                    for name in sorted(request.scalar)]
+    return checks
+
+
+def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    mask = _all(cols)
+    for _, want, used, cap in _resource_checks(pod, meta, cols):
+        mask &= cap >= want + used
+    return mask
+
+
+def pod_fits_resources_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> list[list[str]]:
+    """PodFitsResources' reasons on ``rows``: too many pods, then each resource short, in the reference's order
+    (equal reasons are one object)."""
+    checks = _resource_checks(pod, meta, cols)
     out: list[list[str]] = [[] for _ in range(len(rows))]
     made: dict[tuple[str, int, int, int], InsufficientResource] = {}
     for name, want, used, cap in checks:
