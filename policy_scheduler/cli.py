@@ -583,6 +583,55 @@ def report(result_file: str, output_path: str | None) -> None:
 
 
 # -- the daemon -------------------------------------------------------------------------------------
+@main.command()
+@click.option("--policy-config-file", default=None, help="File with scheduler policy configuration.")
+@click.option("--policy-configmap", default=None, help="Name of the ConfigMap holding the Policy (key policy.cfg).")
+@click.option("--policy-configmap-namespace", default="kube-system", show_default=True,
+              help="Namespace of --policy-configmap.")
+@click.option("--kubeconfig", default=None, help="With --policy-configmap: path to a kubeconfig file.")
+@click.option("--algorithm-provider", default=None,
+              help="The scheduling algorithm provider to migrate, one of: ClusterAutoscalerProvider | DefaultProvider")
+@click.option("--feature-gates", default="", help="Key=true,... for the 1.9 gates (PodPriority enables preemption).")
+@RULES
+@click.option("--to", "to", default=None, metavar="1.25..1.32",
+              help="The target kube-scheduler's minor version (default: the newest, 1.32).")
+@click.option("--scheduler-name", default="default-scheduler", show_default=True, help="The profile's schedulerName.")
+@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True,
+              help="yaml: the KubeSchedulerConfiguration; json: it and the mapping of every Policy entry.")
+@click.option("--strict", is_flag=True, help="Exit 1 if any entry is approximate or dropped.")
+@REPORT
+@user_errors
+def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, kubeconfig, algorithm_provider,
+            feature_gates, to, scheduler_name, output, strict, report_path) -> None:
+    """Print the Policy as a v1 KubeSchedulerConfiguration for the modern kube-scheduler, and say on stderr
+    what does not carry over exactly (docs/migration.md)."""
+    from .features import FeatureGates
+    from .migration import migrate as migrate_algorithm
+    from .migration import parse_target
+
+    target = parse_target(to)
+    if policy_configmap and not (policy_config_file and not policy_configmap):
+        from .kube.policy_configmap import policy_configmap_source
+
+        source = policy_configmap_source(policy_configmap_namespace, policy_configmap, kubeconfig)
+    else:
+        source = _source(policy_config_file, algorithm_provider)
+    reg = _registry()
+    gates = FeatureGates.parse(feature_gates, _rules())
+    source.build(ClusterState(), feature_gates=gates, extender_factory=_no_call_extender)  # refuse what 1.9 refuses
+    result = migrate_algorithm(source, target=target, feature_gates=gates, scheduler_name=scheduler_name, registry=reg)
+    data = result.as_dict()
+    _emit(data if output == "json" else data["configuration"], output)
+    for entry in result.mapping:
+        if entry.status != "exact":
+            click.echo(f"{entry.describe()}", err=True)
+    if report_path:
+        _write_report(data, report_path)
+    if strict and result.inexact():
+        click.echo(f"error: --strict: {len(result.inexact())} entries are approximate or dropped", err=True)
+        sys.exit(1)
+
+
 def _run_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
     from .kube.flags import run_flags
 

@@ -47,6 +47,7 @@ from .gosyntax import split_host_port
 from .informer import Reflector, Resource, served_group_versions
 from .metrics import SchedulerMetrics
 from .options import SchedulerConfiguration
+from .policy_configmap import get_policy_configmap
 from .preemption import PDBStore, Preemptor
 from .reachability import Reachability
 from .requeuer import Requeuer
@@ -194,13 +195,7 @@ class Daemon:
 
     def _get_policy_configmap(self) -> dict[str, Any]:
         src = self.config.algorithm_source
-        path = f"/api/v1/namespaces/{src.policy_configmap_namespace}/configmaps/{src.policy_configmap_name}"
-        try:
-            return self.rest.get(path)
-        except ApiError as e:
-            raise UserError(
-                f"couldn't get policy config map {src.policy_configmap_namespace}/{src.policy_configmap_name}: {e.message}"
-            ) from None
+        return get_policy_configmap(self.rest, src.policy_configmap_namespace, src.policy_configmap_name)
 
     def _build(self, source: AlgorithmSource) -> GenericScheduler:
         scheduler = source.build(self.cache.cluster, feature_gates=self.feature_gates,

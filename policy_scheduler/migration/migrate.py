@@ -1,0 +1,387 @@
+"""A 1.9 algorithm (Policy or provider) becomes one v1 profile, with a mapping entry per Policy entry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..algorithm_source import AlgorithmSource
+from ..api.types import ExtenderConfig, Policy, PredicatePolicy, PriorityPolicy
+from ..features import FeatureGates
+from ..registry import Registry
+from .configuration import ProfileBuilder, configuration
+from .extenders import v1_extender
+from .rules import (
+    APPROXIMATE,
+    CLOUD_LIMITS,
+    DROPPED,
+    EXACT,
+    IMPLICIT,
+    PREDICATES,
+    PRIORITIES,
+    SCORING_STRATEGIES,
+)
+from .versions import FILTER, SCORE, Target
+
+AFFINITY_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+AFFINITY_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+#: A preferred node-affinity term's weight must lie in 1..100 (v1 validation).
+MAX_TERM_WEIGHT = 100
+#: PodTopologySpread's ``System`` defaults, written out when they join ``List`` constraints.
+SYSTEM_SPREAD = ({"maxSkew": 3, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
+                 {"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"})
+#: The weight the engine gives PodTopologySpread's score for pods with their own soft constraints.
+CLUSTER_SPREAD_WEIGHT = 2
+
+
+@dataclass
+class MappingEntry:
+    """What one Policy entry (or one thing 1.9 did unasked) becomes."""
+
+    source: str
+    kind: str
+    status: str
+    to: list[dict[str, Any]]
+    note: str
+    argument: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"from": self.source, "kind": self.kind}
+        if self.argument:
+            out["argument"] = self.argument
+        out.update(status=self.status, to=self.to, note=self.note)
+        return out
+
+    def describe(self) -> str:
+        """The stderr line for an entry that is not exact."""
+        kind = "" if self.kind == "implicit" else f"{self.kind} "
+        return f"{self.status}: {kind}{self.source}: {self.note}"
+
+
+@dataclass
+class Migration:
+    source: str
+    target: Target
+    configuration: dict[str, Any]
+    mapping: list[MappingEntry] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": "migrate", "source": self.source, "target": self.target.version,
+                "configuration": self.configuration, "mapping": [e.as_dict() for e in self.mapping]}
+
+    def inexact(self) -> list[MappingEntry]:
+        """The entries ``--strict`` refuses."""
+        return [e for e in self.mapping if e.status in (APPROXIMATE, DROPPED)]
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A provider's keys or a Policy's entries, in one shape."""
+
+    predicates: list[PredicatePolicy]
+    priorities: list[PriorityPolicy]
+    mandatory: list[str]
+    extenders: list[ExtenderConfig]
+    hard_weight: int = 0
+    policy: Policy | None = None
+
+
+def algorithm_of(source: AlgorithmSource, registry: Registry) -> Algorithm:
+    """What ``source`` schedules with, ``registry`` prepared with the feature gates."""
+    named = set()
+    if source.policy is not None:
+        policy = source.policy
+        predicates, priorities = list(policy.predicates or ()), list(policy.priorities or ())
+        named = {p.name for p in predicates}
+        extenders, hard_weight = list(policy.extenders or ()), policy.hard_pod_affinity_symmetric_weight
+    else:
+        policy, extenders, hard_weight = None, [], 0
+        provider = registry.get_algorithm_provider(source.provider or "DefaultProvider")
+        predicates = [PredicatePolicy(name) for name in sorted(provider.fit_predicate_keys)]
+        priorities = [PriorityPolicy(name, registry.priorities[name].weight)
+                      for name in sorted(provider.priority_function_keys) if name in registry.priorities]
+        named = set(provider.fit_predicate_keys)
+    mandatory = [name for name in sorted(registry.mandatory_fit_predicates) if name not in named]
+    return Algorithm(predicates, priorities, mandatory, extenders, hard_weight, policy)
+
+
+class Migrator:
+    """Builds the profile and the mapping, entry by entry."""
+
+    def __init__(self, target: Target, gates: FeatureGates, registry: Registry) -> None:
+        self.target, self.gates, self.registry = target, gates, registry
+        self.profile = ProfileBuilder()
+        self.mapping: list[MappingEntry] = []
+        self.spread_constraints: list[dict[str, Any]] = []
+        self.spread_system = False
+        self.required_expressions: list[dict[str, Any]] = []
+        self.preferred_terms: list[dict[str, Any]] = []
+
+    def add(self, source: str, kind: str, status: str, to: list[dict[str, Any]], note: str,
+            argument: str | None = None) -> MappingEntry:
+        entry = MappingEntry(source, kind, status, to, note, argument)
+        self.mapping.append(entry)
+        return entry
+
+    def uses(self, uses: tuple[tuple[str, str], ...], weight: int | None = None) -> list[dict[str, Any]]:
+        return [self.profile.enable(plugin, decision, weight) for plugin, decision in uses]
+
+    # -- predicates ---------------------------------------------------------------------------------
+    def predicate(self, entry: PredicatePolicy, mandatory: bool = False) -> None:
+        arg = entry.argument
+        if arg is not None and arg.labels_presence is not None:
+            self.labels_presence(entry)
+        elif arg is not None and arg.service_affinity is not None:
+            self.add(entry.name, "predicate", DROPPED, [],
+                     f"serviceAffinity (labels {', '.join(arg.service_affinity.labels)}) has no v1 equivalent: give "
+                     "the Service's pods a required podAffinity on those topology keys instead", "serviceAffinity")
+        elif entry.name in CLOUD_LIMITS:
+            self.cloud_limits(entry.name)
+        elif entry.name in PREDICATES:
+            rule = PREDICATES[entry.name]
+            note = f"(mandatory: the engine runs it whatever the Policy names) {rule.note}" if mandatory else rule.note
+            self.add(entry.name, "predicate", rule.status, self.uses(rule.uses), note)
+        else:
+            self.add(entry.name, "predicate", DROPPED, [], self.unknown("predicate", entry.name, "Filter"))
+
+    def unknown(self, kind: str, name: str, point: str) -> str:
+        from ..plugins import source_json
+
+        source = source_json(self.registry, kind, name)
+        where = (f"registered by {source['distribution']} {source['version']}" if isinstance(source, dict)
+                 else "a 1.9 algorithm")
+        return (f"{where} with no v1 plugin: write it as a scheduling-framework {point} plugin, "
+                f"or serve it from an HTTP extender")
+
+    def cloud_limits(self, name: str) -> None:
+        plugin = CLOUD_LIMITS[name]
+        csi = ("NodeVolumeLimits counts CSI volumes (and in-tree volumes once migrated to their CSI driver, GA for "
+               "EBS, GCE PD and Azure Disk) against the limit the driver reports in the node's CSINode")
+        if self.target.has(plugin):
+            to = self.uses(((plugin, FILTER), ("NodeVolumeLimits", FILTER)))
+            note = (f"{plugin} counts in-tree volumes against the same per-node default as 1.9 but defers to "
+                    f"NodeVolumeLimits on nodes whose CSINode reports the plugin migrated; {csi}")
+            if not self.target.cloud_limits_default():
+                note += f"; {plugin} is deprecated and out of the default profile since 1.31, and gone in 1.32"
+        else:
+            to = self.uses((("NodeVolumeLimits", FILTER),))
+            note = f"{plugin} was removed in 1.32: {csi}"
+        self.add(name, "predicate", APPROXIMATE, to, note)
+
+    def labels_presence(self, entry: PredicatePolicy) -> None:
+        args = entry.argument.labels_presence  # type: ignore[union-attr]
+        operator = "Exists" if args.presence else "DoesNotExist"
+        expressions = [{"key": label, "operator": operator} for label in args.labels]
+        self.required_expressions.extend(expressions)
+        to = self.uses((("NodeAffinity", FILTER),))
+        to.append({"pluginConfig": "NodeAffinity", "args": {"addedAffinity": {AFFINITY_REQUIRED: {
+            "nodeSelectorTerms": [{"matchExpressions": expressions}]}}}})
+        self.add(entry.name, "predicate", APPROXIMATE, to,
+                 f"NodeAffinityArgs.addedAffinity requires the labels {operator} of every pod of the profile, as "
+                 "1.9 did; but NodeAffinity's filter also enforces the pods' own nodeSelector and required node "
+                 "affinity", "labelsPresence")
+
+    # -- priorities ---------------------------------------------------------------------------------
+    def priority(self, entry: PriorityPolicy, strategy_winner: str | None) -> None:
+        arg = entry.argument
+        if arg is not None and arg.service_anti_affinity is not None:
+            self.service_anti_affinity(entry)
+        elif arg is not None and arg.label_preference is not None:
+            self.label_preference(entry)
+        elif entry.name in SCORING_STRATEGIES:
+            self.scoring_strategy(entry, strategy_winner)
+        elif entry.name in PRIORITIES:
+            rule = PRIORITIES[entry.name]
+            to = self.uses(rule.uses, entry.weight)
+            if entry.name in ("SelectorSpreadPriority", "ServiceSpreadingPriority"):
+                self.spread_system = True
+                to.append({"pluginConfig": "PodTopologySpread", "args": {"defaultingType": "System"}})
+            self.add(entry.name, "priority", rule.status, to, rule.note)
+        else:
+            self.add(entry.name, "priority", DROPPED, [], self.unknown("priority", entry.name, "Score"))
+
+    def scoring_strategy(self, entry: PriorityPolicy, winner: str | None) -> None:
+        rule = PRIORITIES[entry.name]
+        if winner != entry.name:
+            self.add(entry.name, "priority", DROPPED, [],
+                     f"conflict: NodeResourcesFit has one scoringStrategy and {winner} (the highest weight) has it; "
+                     f"1.9 added both scores")
+            return
+        strategy = {"type": SCORING_STRATEGIES[entry.name],
+                    "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
+        to = self.uses(rule.uses, entry.weight)
+        to.append(self.profile.set_args("NodeResourcesFit", scoringStrategy=strategy))
+        self.add(entry.name, "priority", rule.status, to, rule.note)
+
+    def service_anti_affinity(self, entry: PriorityPolicy) -> None:
+        label = entry.argument.service_anti_affinity.label  # type: ignore[union-attr]
+        constraint = {"maxSkew": 1, "topologyKey": label, "whenUnsatisfiable": "ScheduleAnyway"}
+        self.spread_constraints.append(constraint)
+        to = self.uses((("PodTopologySpread", SCORE),), entry.weight)
+        to.append({"pluginConfig": "PodTopologySpread", "args": {"defaultingType": "List",
+                                                                 "defaultConstraints": [constraint]}})
+        self.add(entry.name, "priority", APPROXIMATE, to,
+                 f"PodTopologySpread's List default constraint on {label} (maxSkew 1, ScheduleAnyway): it spreads the "
+                 "pods of Services, ReplicationControllers, ReplicaSets and StatefulSets (1.9: Services only), "
+                 "scores by skew, and is not applied to pods with their own topologySpreadConstraints",
+                 "serviceAntiAffinity")
+
+    def label_preference(self, entry: PriorityPolicy) -> None:
+        args = entry.argument.label_preference  # type: ignore[union-attr]
+        operator = "Exists" if args.presence else "DoesNotExist"
+        term = {"weight": min(entry.weight, MAX_TERM_WEIGHT),
+                "preference": {"matchExpressions": [{"key": args.label, "operator": operator}]}}
+        self.preferred_terms.append(term)
+        to = self.uses((("NodeAffinity", SCORE),), sum(t["weight"] for t in self.preferred_terms))
+        to.append({"pluginConfig": "NodeAffinity", "args": {"addedAffinity": {AFFINITY_PREFERRED: [term]}}})
+        note = (f"a preferred term ({args.label} {operator}, weight {term['weight']}) in NodeAffinityArgs."
+                "addedAffinity: NodeAffinity's score sums it with the pod's own preferred terms and normalises the "
+                "sum to the best node, where 1.9 gave a fixed 0 or 10 per label")
+        if entry.weight > MAX_TERM_WEIGHT:
+            note += f"; a term's weight is at most {MAX_TERM_WEIGHT} (the Policy's is {entry.weight})"
+        self.add(entry.name, "priority", APPROXIMATE, to, note, "labelPreference")
+
+    # -- what the entries share ---------------------------------------------------------------------
+    def finish_args(self) -> None:
+        """Arguments several entries contribute to, set once all have been seen."""
+        if self.required_expressions or self.preferred_terms:
+            added: dict[str, Any] = {}
+            if self.required_expressions:
+                added[AFFINITY_REQUIRED] = {"nodeSelectorTerms": [{"matchExpressions": self.required_expressions}]}
+            if self.preferred_terms:
+                added[AFFINITY_PREFERRED] = self.preferred_terms
+            self.profile.set_args("NodeAffinity", addedAffinity=added)
+        if "PodTopologySpread" in self.profile.decisions:
+            if self.spread_constraints:
+                constraints = [*(SYSTEM_SPREAD if self.spread_system else ()), *self.spread_constraints]
+                self.profile.set_args("PodTopologySpread", defaultingType="List", defaultConstraints=constraints)
+            else:
+                self.profile.set_args("PodTopologySpread", defaultingType="System" if self.spread_system else "List")
+
+
+def _strategy_winner(priorities: list[PriorityPolicy]) -> str | None:
+    """Of the resource strategies named, the one with the highest weight (the first on a tie)."""
+    named = [p for p in priorities if p.argument is None and p.name in SCORING_STRATEGIES]
+    return max(named, key=lambda p: p.weight).name if named else None
+
+
+def _effective_priorities(priorities: list[PriorityPolicy]) -> tuple[list[PriorityPolicy], list[PriorityPolicy]]:
+    """1.9 keeps the last entry of a name: (effective entries in order, overridden ones)."""
+    last = {p.name: i for i, p in enumerate(priorities)}
+    kept = [p for i, p in enumerate(priorities) if last[p.name] == i]
+    return kept, [p for i, p in enumerate(priorities) if last[p.name] != i]
+
+
+def migrate(source: AlgorithmSource, *, target: Target, feature_gates: FeatureGates,
+            scheduler_name: str = "default-scheduler", registry: Registry | None = None) -> Migration:
+    """The configuration and mapping for ``source`` on ``target``; ``source`` must already build (the
+    caller checks it as every command does, for the same one-line errors)."""
+    from ..factory import _prepared
+
+    reg = _prepared(registry, feature_gates)
+    algo = algorithm_of(source, reg)
+    m = Migrator(target, feature_gates, reg)
+    for entry in algo.predicates:
+        m.predicate(entry)
+    for name in algo.mandatory:
+        m.predicate(PredicatePolicy(name), mandatory=True)
+    kept, overridden = _effective_priorities(algo.priorities)
+    winner = _strategy_winner(kept)
+    for entry in overridden:
+        m.add(entry.name, "priority", IMPLICIT, [], "a later entry of the same name replaces it, in 1.9 as here")
+    for entry in kept:
+        m.priority(entry, winner)
+    _lists(m, algo)
+    _fields(m, algo)
+    _cluster_rules(m, algo)
+    _queue(m, feature_gates)
+    m.finish_args()
+    extenders = []
+    for config in algo.extenders:
+        extender, notes = v1_extender(config)
+        extenders.append(extender)
+        m.add(config.url_prefix, "extender", EXACT, [{"extender": config.url_prefix}],
+              "; ".join(["the same calls and weights (v1 multiplies extender scores by 10, as every score)", *notes]))
+    profile = m.profile.profile(scheduler_name, target)
+    return Migration(source.label, target, configuration(profile, extenders), m.mapping)
+
+
+def _lists(m: Migrator, algo: Algorithm) -> None:
+    """An absent or empty Policy list means none in 1.9 (``policy validate`` warns about absent ones)."""
+    policy = algo.policy
+    if policy is None:
+        return
+    if not policy.predicates:
+        m.add("predicates", "field", IMPLICIT, [],
+              f"{'absent' if policy.predicates is None else 'empty'}: no predicates beyond the mandatory ones in "
+              "1.9 (1.10 and later read an absent list as the DefaultProvider's), so no other filter plugin")
+    if not policy.priorities and not algo.extenders:
+        m.add("priorities", "field", IMPLICIT, [],
+              f"{'absent' if policy.priorities is None else 'empty'}: 1.9 scored every feasible node 1 and took "
+              "them round-robin; with no Score plugin v1 picks one of them at random")
+
+
+def _fields(m: Migrator, algo: Algorithm) -> None:
+    if algo.hard_weight:
+        if "InterPodAffinity" in m.profile.weights:
+            to = [m.profile.set_args("InterPodAffinity", hardPodAffinityWeight=algo.hard_weight)]
+            m.add("hardPodAffinitySymmetricWeight", "field", EXACT, to,
+                  "InterPodAffinityArgs.hardPodAffinityWeight: existing pods' required affinity terms count as "
+                  "preferred terms of this weight")
+        else:
+            m.add("hardPodAffinitySymmetricWeight", "field", IMPLICIT, [],
+                  "only InterPodAffinityPriority reads it, and this Policy does not name it (no effect in 1.9 either)")
+    for path in algo.policy.ignored_keys if algo.policy is not None else ():
+        if path == "alwaysCheckAllPredicates":
+            m.add(path, "field", DROPPED, [],
+                  "1.9 ignores it (1.10 added it) and v1 has no such field: filters stop at the first one a node "
+                  "fails, and the failure message gives that plugin's reason")
+    m.add("(1.9 scores every feasible node)", "implicit", IMPLICIT,
+          [{"field": "percentageOfNodesToScore", "value": 100}],
+          "v1 samples nodes on large clusters by default; 100 scores them all")
+
+
+def _cluster_rules(m: Migrator, algo: Algorithm) -> None:
+    """What the engine applies under the cluster rules whatever the algorithm names."""
+    if not m.gates.cluster_rules:
+        return
+    named_predicates = {p.name for p in algo.predicates}
+    named_priorities = {p.name for p in algo.priorities}
+    to = []
+    if "PodTopologySpread" not in named_predicates:
+        to += m.uses((("PodTopologySpread", FILTER),))
+    note = ("the pods' own spread constraints, DoNotSchedule filtered and ScheduleAnyway scored (weight 2), as this "
+            "scheduler applies them under --rules cluster")
+    status = IMPLICIT
+    if "PodTopologySpread" not in named_priorities:
+        weight = m.profile.score_weight("PodTopologySpread")
+        if weight is not None and weight != CLUSTER_SPREAD_WEIGHT:
+            status = APPROXIMATE
+            note += f"; v1 has one weight per plugin: here {weight}, that of the spreading priority above"
+        to += m.uses((("PodTopologySpread", SCORE),), weight or CLUSTER_SPREAD_WEIGHT)
+    if to:
+        m.add("(cluster rules: topologySpreadConstraints)", "implicit", status, to, note)
+    if m.target.has("SchedulingGates"):
+        note = "pods with spec.schedulingGates wait, as under --rules cluster"
+        if m.target.minor == 26:
+            note += "; in 1.26 only with the scheduler's and API server's gate PodSchedulingReadiness"
+        m.add("(cluster rules: schedulingGates)", "implicit", IMPLICIT,
+              [m.profile.enable("SchedulingGates", "preEnqueue")], note)
+
+
+def _queue(m: Migrator, gates: FeatureGates) -> None:
+    to = [m.profile.enable("PrioritySort", "queueSort"), m.profile.enable("DefaultBinder", "bind")]
+    if gates.enabled("PodPriority"):
+        m.add("(scheduling queue)", "implicit", IMPLICIT, to, "pods in priority order, then arrival, as 1.9's "
+              "priority queue with PodPriority")
+        to = [m.profile.enable("DefaultPreemption", "postFilter"),
+              m.profile.set_args("DefaultPreemption", minCandidateNodesPercentage=100, minCandidateNodesAbsolute=0)]
+        m.add("(feature gate PodPriority: preemption)", "implicit", APPROXIMATE, to,
+              "DefaultPreemption with every node a candidate, as 1.9: it also refuses to preempt for pods with "
+              "preemptionPolicy Never and picks among nodes by its own later criteria (PDB violations, then the "
+              "victims' priorities and start times)")
+    else:
+        m.add("(scheduling queue)", "implicit", APPROXIMATE, to,
+              "v1 always orders the queue by pod priority, then arrival; 1.9 without PodPriority took pods in "
+              "arrival order (the same while pods share one priority). DefaultPreemption stays off: 1.9 "
+              "preempted only with PodPriority")

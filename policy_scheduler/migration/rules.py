@@ -1,0 +1,124 @@
+"""How each 1.9 predicate and priority carries over to v1: the plugins and decisions it becomes, how
+faithfully, and why (``migration.md`` §1–2). Argument entries (``labelsPresence``, ``serviceAffinity``,
+``serviceAntiAffinity``, ``labelPreference``) and the version-dependent cloud volume limits are built in
+:mod:`.migrate`, which knows the whole Policy.
+
+Statuses: ``exact``, the same decision for the same cluster (scores on v1's 0–100 scale, ten times
+1.9's, so weights carry over 1:1); ``approximate``, a v1 plugin that decides differently in the ways
+the note says; ``dropped``, nothing in v1 does it; ``implicit``, nothing to configure (v1 does it by
+itself, or the entry had no effect in 1.9 either).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .versions import FILTER, SCORE
+
+EXACT, APPROXIMATE, DROPPED, IMPLICIT = "exact", "approximate", "dropped", "implicit"
+STATUSES = (EXACT, APPROXIMATE, DROPPED, IMPLICIT)
+
+
+@dataclass(frozen=True)
+class Rule:
+    status: str
+    uses: tuple[tuple[str, str], ...]  # (plugin, decision)
+    note: str
+
+
+def _filter(*plugins: str) -> tuple[tuple[str, str], ...]:
+    return tuple((plugin, FILTER) for plugin in plugins)
+
+
+FITS = "the same requests against the node's allocatable (cpu, memory, ephemeral storage, extended resources, pods)"
+PREDICATES: dict[str, Rule] = {
+    "PodFitsResources": Rule(EXACT, _filter("NodeResourcesFit"), f"NodeResourcesFit's filter: {FITS}"),
+    "PodFitsHostPorts": Rule(EXACT, _filter("NodePorts"), "NodePorts: the same host port (protocol, IP) conflicts"),
+    "PodFitsPorts": Rule(EXACT, _filter("NodePorts"), "PodFitsPorts is 1.0's name of PodFitsHostPorts: NodePorts"),
+    "HostName": Rule(EXACT, _filter("NodeName"), "NodeName: spec.nodeName must name the node"),
+    "MatchNodeSelector": Rule(EXACT, _filter("NodeAffinity"),
+                              "NodeAffinity's filter: spec.nodeSelector and required node affinity"),
+    "GeneralPredicates": Rule(EXACT, _filter("NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity"),
+                              "its four checks are four plugins: NodeResourcesFit, NodeName, NodePorts, NodeAffinity"),
+    "NoDiskConflict": Rule(EXACT, _filter("VolumeRestrictions"),
+                           "VolumeRestrictions: the same GCE PD, AWS EBS, RBD and iSCSI conflicts "
+                           "(v1 adds ReadWriteOncePod claims, which 1.9 never saw)"),
+    "NoVolumeZoneConflict": Rule(EXACT, _filter("VolumeZone"),
+                                 "VolumeZone: a bound PV's zone and region labels must match the node's "
+                                 "(v1 also reads the topology.kubernetes.io labels, which 1.9 never saw)"),
+    "MatchInterPodAffinity": Rule(EXACT, _filter("InterPodAffinity"),
+                                  "InterPodAffinity's filter: required pod affinity and anti-affinity, existing "
+                                  "pods' anti-affinity included"),
+    "PodToleratesNodeTaints": Rule(EXACT, _filter("TaintToleration"),
+                                   "TaintToleration's filter: NoSchedule and NoExecute taints must be tolerated"),
+    "CheckNodeMemoryPressure": Rule(
+        DROPPED, (),
+        "no v1 plugin: the node lifecycle controller taints a node under memory pressure "
+        "node.kubernetes.io/memory-pressure:NoSchedule and TaintToleration's filter (always enabled here) refuses "
+        "every pod without that toleration, where 1.9 refused only BestEffort pods; tolerate the taint in pods "
+        "that should still land there"),
+    "CheckNodeDiskPressure": Rule(
+        DROPPED, (),
+        "no v1 plugin: the node lifecycle controller taints a node under disk pressure "
+        "node.kubernetes.io/disk-pressure:NoSchedule and TaintToleration's filter (always enabled here) refuses "
+        "pods without that toleration, as 1.9 refused every pod"),
+    "CheckNodeCondition": Rule(
+        APPROXIMATE, _filter("NodeUnschedulable", "TaintToleration"),
+        "mandatory in 1.9: nodes not Ready, out of disk, network-unavailable or unschedulable fit no pod; in v1 "
+        "NodeUnschedulable checks spec.unschedulable and the other conditions are taints the node lifecycle "
+        "controller sets (node.kubernetes.io/not-ready, unreachable, network-unavailable), enforced by "
+        "TaintToleration: pods tolerating them (DaemonSet pods) may land there, and TaintToleration also enforces "
+        "the nodes' own NoSchedule taints"),
+    "CheckVolumeBinding": Rule(
+        APPROXIMATE, _filter("VolumeBinding"),
+        "VolumeBinding: 1.9's check ran only with the VolumeScheduling gate (without it every node fits); v1's "
+        "always runs, checks bound volumes' node affinity, and binds WaitForFirstConsumer claims at Reserve "
+        "and PreBind"),
+    "PodTopologySpread": Rule(EXACT, _filter("PodTopologySpread"),
+                              "PodTopologySpread's filter over the pods' own DoNotSchedule constraints"),
+}
+
+SPREAD_NOTE = ("v1 has no SelectorSpread: PodTopologySpread's system default constraints spread the pods of a "
+               "Service, ReplicationController, ReplicaSet or StatefulSet over nodes (maxSkew 3) and zones "
+               "(maxSkew 5), scored by skew where 1.9 counted matching pods (zones weighted 2/3); pods with their "
+               "own topologySpreadConstraints are not defaulted")
+RESOURCE_SCORE = ("NodeResourcesFit's score with scoringStrategy {type}, cpu and memory weighted 1: the same "
+                  "formula on the 0-100 scale; a Policy can have only one of the resource strategies")
+PRIORITIES: dict[str, Rule] = {
+    "LeastRequestedPriority": Rule(EXACT, (("NodeResourcesFit", SCORE),), RESOURCE_SCORE.format(type="LeastAllocated")),
+    "MostRequestedPriority": Rule(EXACT, (("NodeResourcesFit", SCORE),), RESOURCE_SCORE.format(type="MostAllocated")),
+    "BalancedResourceAllocation": Rule(
+        APPROXIMATE, (("NodeResourcesBalancedAllocation", SCORE),),
+        "NodeResourcesBalancedAllocation scores 1 - (standard deviation of the cpu and memory fractions), i.e. "
+        "100 - 50*|cpu - memory|, where 1.9 scored 10 - 10*|cpu - memory|: half the penalty for an imbalance; "
+        "1.9 gave 0 to a node whose requests exceed capacity"),
+    "SelectorSpreadPriority": Rule(APPROXIMATE, (("PodTopologySpread", SCORE),), SPREAD_NOTE),
+    "ServiceSpreadingPriority": Rule(APPROXIMATE, (("PodTopologySpread", SCORE),),
+                                     SPREAD_NOTE + "; 1.9's ServiceSpreadingPriority spread by Services only"),
+    "InterPodAffinityPriority": Rule(EXACT, (("InterPodAffinity", SCORE),),
+                                     "InterPodAffinity's score: preferred (anti-)affinity of the pod and, "
+                                     "symmetrically, of existing pods, min-max normalised as in 1.9"),
+    "NodeAffinityPriority": Rule(EXACT, (("NodeAffinity", SCORE),),
+                                 "NodeAffinity's score: summed weights of matching preferred terms, normalised to "
+                                 "the best node as in 1.9"),
+    "TaintTolerationPriority": Rule(EXACT, (("TaintToleration", SCORE),),
+                                    "TaintToleration's score: fewer intolerable PreferNoSchedule taints score "
+                                    "higher, normalised as in 1.9"),
+    "ImageLocalityPriority": Rule(
+        APPROXIMATE, (("ImageLocality", SCORE),),
+        "ImageLocality scales each image's size by the share of nodes that already have it and caps the sum per "
+        "container; 1.9 summed the sizes of the pod's images present on the node (23 MB to 1000 MB, linear)"),
+    "NodePreferAvoidPodsPriority": Rule(
+        DROPPED, (),
+        "NodePreferAvoidPods was removed in 1.23: the scheduler.alpha.kubernetes.io/preferAvoidPods annotation is "
+        "ignored; taint such nodes PreferNoSchedule instead (TaintTolerationPriority scores it)"),
+    "EqualPriority": Rule(IMPLICIT, (), "every node scored 1: it changes no ranking, v1 needs nothing"),
+    "ResourceLimitsPriority": Rule(DROPPED, (), "no v1 plugin scores resource limits"),
+    "PodTopologySpread": Rule(EXACT, (("PodTopologySpread", SCORE),),
+                              "PodTopologySpread's score over the pods' own ScheduleAnyway constraints"),
+}
+#: The priorities that become NodeResourcesFit's ``scoringStrategy``, and the strategy each names.
+SCORING_STRATEGIES = {"LeastRequestedPriority": "LeastAllocated", "MostRequestedPriority": "MostAllocated"}
+#: The 1.9 volume-count predicates and the in-tree plugins that replaced them (until 1.32).
+CLOUD_LIMITS = {"MaxEBSVolumeCount": "EBSLimits", "MaxGCEPDVolumeCount": "GCEPDLimits",
+                "MaxAzureDiskVolumeCount": "AzureDiskLimits"}
