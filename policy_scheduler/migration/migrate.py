@@ -139,7 +139,7 @@ class Migrator:
             self.cloud_limits(entry.name)
         elif entry.name in PREDICATES:
             rule = PREDICATES[entry.name]
-            note = f"(mandatory: the engine runs it whatever the Policy names) {rule.note}" if mandatory else rule.note
+            note = f"(mandatory: runs whatever the Policy names) {rule.note}" if mandatory else rule.note
             self.add(entry.name, "predicate", rule.status, self.uses(rule.uses), note)
         else:
             self.add(entry.name, "predicate", DROPPED, [], self.unknown("predicate", entry.name, "Filter"))
@@ -177,9 +177,10 @@ class Migrator:
         to.append({"pluginConfig": "NodeAffinity", "args": {"addedAffinity": {AFFINITY_REQUIRED: {
             "nodeSelectorTerms": [{"matchExpressions": expressions}]}}}})
         self.add(entry.name, "predicate", APPROXIMATE, to,
-                 f"NodeAffinityArgs.addedAffinity requires the labels {operator} of every pod of the profile, as "
-                 "1.9 did; but NodeAffinity's filter also enforces the pods' own nodeSelector and required node "
-                 "affinity", "labelsPresence")
+                 f"NodeAffinityArgs.addedAffinity requires node labels {', '.join(args.labels)} "
+                 f"{'present' if args.presence else 'absent'} for every pod of the profile, as 1.9 did; but "
+                 "NodeAffinity's filter also enforces the pods' own nodeSelector and required node affinity",
+                 "labelsPresence")
 
     # -- priorities ---------------------------------------------------------------------------------
     def priority(self, entry: PriorityPolicy, strategy_winner: str | None) -> None:

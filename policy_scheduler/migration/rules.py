@@ -64,7 +64,7 @@ PREDICATES: dict[str, Rule] = {
         "pods without that toleration, as 1.9 refused every pod"),
     "CheckNodeCondition": Rule(
         APPROXIMATE, _filter("NodeUnschedulable", "TaintToleration"),
-        "mandatory in 1.9: nodes not Ready, out of disk, network-unavailable or unschedulable fit no pod; in v1 "
+        "nodes not Ready, out of disk, network-unavailable or unschedulable fit no pod in 1.9; in v1 "
         "NodeUnschedulable checks spec.unschedulable and the other conditions are taints the node lifecycle "
         "controller sets (node.kubernetes.io/not-ready, unreachable, network-unavailable), enforced by "
         "TaintToleration: pods tolerating them (DaemonSet pods) may land there, and TaintToleration also enforces "

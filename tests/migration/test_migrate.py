@@ -1,0 +1,271 @@
+"""``policy-scheduler migrate`` without a scheduler: what each Policy entry becomes, the statuses and notes,
+the version rules, the conflicts, the extenders' fields, and the command's errors and exit codes. The real
+kube-schedulers check the same configurations in ``test_modern_accepts.py`` and ``test_agreement.py``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from policy_scheduler.api import load_policy_file
+from policy_scheduler.cli import main
+from policy_scheduler.migration.extenders import go_duration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, ["migrate", *args], catch_exceptions=False)
+
+
+def migrated(tmp_path: Path, policy: dict[str, Any] | None = None, *args: str) -> dict[str, Any]:
+    if policy is not None:
+        path = tmp_path / "policy.json"
+        path.write_text(json.dumps({"kind": "Policy", "apiVersion": "v1", **policy}))
+        args = ("--policy-config-file", str(path), *args)
+    result = run(*args, "-o", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def entry(data: dict[str, Any], name: str) -> dict[str, Any]:
+    (found,) = [e for e in data["mapping"] if e["from"] == name]
+    return found
+
+
+def plugins(data: dict[str, Any]) -> dict[str, Any]:
+    return data["configuration"]["profiles"][0]["plugins"]
+
+
+def enabled(data: dict[str, Any]) -> dict[str, int | None]:
+    return {p["name"]: p.get("weight") for p in plugins(data)["multiPoint"]["enabled"]}
+
+
+def disabled(data: dict[str, Any], point: str) -> list[str]:
+    return [p["name"] for p in plugins(data).get(point, {}).get("disabled", [])]
+
+
+def args_of(data: dict[str, Any], plugin: str) -> dict[str, Any]:
+    (found,) = [c["args"] for c in data["configuration"]["profiles"][0].get("pluginConfig", []) if c["name"] == plugin]
+    return found
+
+
+def test_defaults_are_switched_off_and_the_mapped_plugins_enabled(tmp_path):
+    data = migrated(tmp_path, {"predicates": [{"name": "MatchNodeSelector"}],
+                               "priorities": [{"name": "ImageLocalityPriority", "weight": 4}]}, "--rules", "1.9")
+    assert plugins(data)["multiPoint"]["disabled"] == [{"name": "*"}]
+    assert enabled(data) == {"PrioritySort": None, "NodeUnschedulable": None, "TaintToleration": None,
+                             "NodeAffinity": None, "ImageLocality": 4, "DefaultBinder": None}
+    # NodeAffinity and TaintToleration filter only: the Policy names neither priority
+    assert disabled(data, "score") == disabled(data, "preScore") == ["TaintToleration", "NodeAffinity"]
+    assert data["configuration"]["percentageOfNodesToScore"] == 100
+    assert entry(data, "MatchNodeSelector")["status"] == "exact"
+    assert entry(data, "ImageLocalityPriority")["status"] == "approximate"
+    assert entry(data, "CheckNodeCondition")["to"] == [
+        {"plugin": "NodeUnschedulable", "extensionPoint": "filter"},
+        {"plugin": "TaintToleration", "extensionPoint": "filter"}]
+
+
+def test_a_score_only_entry_switches_the_plugins_filter_off(tmp_path):
+    data = migrated(tmp_path, {"predicates": [], "priorities": [{"name": "NodeAffinityPriority", "weight": 3},
+                                                                {"name": "LeastRequestedPriority", "weight": 1}]},
+                    "--rules", "1.9")
+    assert enabled(data)["NodeAffinity"] == 3
+    assert disabled(data, "filter") == disabled(data, "preFilter") == ["NodeAffinity", "NodeResourcesFit"]
+    assert entry(data, "predicates")["status"] == "implicit"  # an empty list: nothing but the mandatory ones
+
+
+def test_weights_carry_over_and_one_plugin_keeps_the_highest(tmp_path):
+    data = migrated(tmp_path, {"priorities": [
+        {"name": "SelectorSpreadPriority", "weight": 2},
+        {"name": "RackSpread", "weight": 5, "argument": {"serviceAntiAffinity": {"label": "rack"}}}]}, "--rules", "1.9")
+    assert enabled(data)["PodTopologySpread"] == 5
+    assert args_of(data, "PodTopologySpread") == {"defaultingType": "List", "defaultConstraints": [
+        {"maxSkew": 3, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
+        {"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"},
+        {"maxSkew": 1, "topologyKey": "rack", "whenUnsatisfiable": "ScheduleAnyway"}]}
+    assert entry(data, "RackSpread")["argument"] == "serviceAntiAffinity"
+    assert entry(data, "SelectorSpreadPriority")["status"] == "approximate"
+
+
+def test_two_resource_strategies_conflict_and_the_heavier_wins(tmp_path):
+    result = run("--policy-config-file", str(_write(tmp_path, {"priorities": [
+        {"name": "LeastRequestedPriority", "weight": 1}, {"name": "MostRequestedPriority", "weight": 3}]})),
+        "-o", "json")
+    data = json.loads(result.stdout)
+    assert args_of(data, "NodeResourcesFit")["scoringStrategy"]["type"] == "MostAllocated"
+    assert enabled(data)["NodeResourcesFit"] == 3
+    least = entry(data, "LeastRequestedPriority")
+    assert least["status"] == "dropped" and "conflict" in least["note"] and "MostRequestedPriority" in least["note"]
+    assert "dropped: priority LeastRequestedPriority: conflict" in result.stderr
+
+
+def test_label_arguments_become_added_node_affinity(tmp_path):
+    data = migrated(tmp_path, {
+        "predicates": [{"name": "Zoned", "argument": {"labelsPresence": {"labels": ["zone"], "presence": True}}},
+                       {"name": "NotRetiring", "argument": {"labelsPresence": {"labels": ["retiring"]}}}],
+        "priorities": [{"name": "SSD", "weight": 3, "argument": {"labelPreference": {"label": "ssd", "presence": True}}},
+                       {"name": "NoGPU", "weight": 2, "argument": {"labelPreference": {"label": "gpu"}}}]},
+        "--rules", "1.9")
+    added = args_of(data, "NodeAffinity")["addedAffinity"]
+    assert added["requiredDuringSchedulingIgnoredDuringExecution"] == {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "zone", "operator": "Exists"}, {"key": "retiring", "operator": "DoesNotExist"}]}]}
+    assert added["preferredDuringSchedulingIgnoredDuringExecution"] == [
+        {"weight": 3, "preference": {"matchExpressions": [{"key": "ssd", "operator": "Exists"}]}},
+        {"weight": 2, "preference": {"matchExpressions": [{"key": "gpu", "operator": "DoesNotExist"}]}}]
+    assert enabled(data)["NodeAffinity"] == 5  # 1.9's 10 x 3 + 10 x 2 at best: the summed term weights
+    for name in ("Zoned", "NotRetiring", "SSD", "NoGPU"):
+        assert entry(data, name)["status"] == "approximate"
+
+
+def test_what_has_no_v1_equivalent_is_dropped_with_advice(tmp_path):
+    data = migrated(tmp_path, {
+        "predicates": [{"name": "Region", "argument": {"serviceAffinity": {"labels": ["region"]}}},
+                       {"name": "CheckNodeMemoryPressure"}],
+        "priorities": [{"name": "NodePreferAvoidPodsPriority", "weight": 10000}, {"name": "EqualPriority", "weight": 1}],
+        "alwaysCheckAllPredicates": True}, "--rules", "1.9")
+    assert entry(data, "Region")["status"] == "dropped" and "podAffinity" in entry(data, "Region")["note"]
+    assert "memory-pressure" in entry(data, "CheckNodeMemoryPressure")["note"]
+    assert "taint" in entry(data, "NodePreferAvoidPodsPriority")["note"]
+    assert entry(data, "EqualPriority")["status"] == "implicit"
+    assert entry(data, "alwaysCheckAllPredicates")["status"] == "dropped"
+    assert "ImageLocality" not in enabled(data) and "NodePreferAvoidPods" not in enabled(data)
+
+
+@pytest.mark.parametrize(("to", "limits"), [("1.30", {"EBSLimits", "NodeVolumeLimits"}),
+                                             ("1.31", {"EBSLimits", "NodeVolumeLimits"}),
+                                             ("1.32", {"NodeVolumeLimits"})])
+def test_cloud_volume_limits_follow_the_target_version(tmp_path, to, limits):
+    data = migrated(tmp_path, {"predicates": [{"name": "MaxEBSVolumeCount"}]}, "--to", to, "--rules", "1.9")
+    assert {"EBSLimits", "NodeVolumeLimits"} & set(enabled(data)) == limits
+    ebs = entry(data, "MaxEBSVolumeCount")
+    assert ebs["status"] == "approximate"
+    assert ("removed in 1.32" in ebs["note"]) == (to == "1.32")
+    assert ("out of the default profile since 1.31" in ebs["note"]) == (to == "1.31")
+    assert data["target"] == to
+
+
+def test_hard_pod_affinity_weight_goes_to_the_plugin_args_when_the_priority_reads_it(tmp_path):
+    data = migrated(tmp_path, {"priorities": [{"name": "InterPodAffinityPriority", "weight": 2}],
+                               "hardPodAffinitySymmetricWeight": 7})
+    assert args_of(data, "InterPodAffinity") == {"hardPodAffinityWeight": 7}
+    assert entry(data, "hardPodAffinitySymmetricWeight")["status"] == "exact"
+    data = migrated(tmp_path, {"priorities": [{"name": "LeastRequestedPriority", "weight": 1}],
+                               "hardPodAffinitySymmetricWeight": 7})
+    assert entry(data, "hardPodAffinitySymmetricWeight")["status"] == "implicit"
+    assert "InterPodAffinity" not in enabled(data)
+
+
+def test_absent_priorities_mean_none_and_preemption_follows_pod_priority(tmp_path):
+    data = migrated(tmp_path, {"predicates": [{"name": "PodFitsResources"}]}, "--rules", "1.9")
+    assert entry(data, "priorities")["status"] == "implicit" and "absent" in entry(data, "priorities")["note"]
+    assert not [w for w in enabled(data).values() if w]  # no Score plugin
+    assert "DefaultPreemption" not in enabled(data)
+    data = migrated(tmp_path, {"predicates": [{"name": "PodFitsResources"}]}, "--feature-gates", "PodPriority=true")
+    assert "DefaultPreemption" in enabled(data)
+    assert args_of(data, "DefaultPreemption") == {"minCandidateNodesPercentage": 100, "minCandidateNodesAbsolute": 0}
+
+
+def test_cluster_rules_add_what_the_engine_applies_to_modern_pods(tmp_path):
+    policy = {"predicates": [{"name": "PodFitsResources"}], "priorities": [{"name": "LeastRequestedPriority", "weight": 1}]}
+    pure = enabled(migrated(tmp_path, policy, "--rules", "1.9", "--to", "1.32"))
+    cluster_data = migrated(tmp_path, policy, "--to", "1.32")
+    cluster = enabled(cluster_data)
+    assert set(cluster) - set(pure) == {"PodTopologySpread", "VolumeBinding", "SchedulingGates"}
+    assert cluster["PodTopologySpread"] == 2
+    assert args_of(cluster_data, "PodTopologySpread") == {"defaultingType": "List"}  # the pods' own constraints only
+    assert "SchedulingGates" not in enabled(migrated(tmp_path, policy, "--to", "1.25"))
+
+
+def test_extenders_map_field_by_field(tmp_path):
+    data = migrated(tmp_path, {"extenders": [{
+        "urlPrefix": "https://127.0.0.1:8888/ext", "filterVerb": "filter", "prioritizeVerb": "prioritize",
+        "bindVerb": "bind", "weight": 3, "enableHttps": True, "httpTimeout": 1500000000, "nodeCacheCapable": True,
+        "tlsConfig": {"Insecure": True, "ServerName": "ext"},
+        "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True}], "ignorable": True}]})
+    assert data["configuration"]["extenders"] == [{
+        "urlPrefix": "https://127.0.0.1:8888/ext", "filterVerb": "filter", "prioritizeVerb": "prioritize",
+        "bindVerb": "bind", "weight": 3, "enableHTTPS": True, "tlsConfig": {"insecure": True, "serverName": "ext"},
+        "httpTimeout": "1500ms", "nodeCacheCapable": True,
+        "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True}], "ignorable": True}]
+    ext = entry(data, "https://127.0.0.1:8888/ext")
+    assert ext["status"] == "exact" and "enableHTTPS" in ext["note"] and "1500ms" in ext["note"]
+
+
+@pytest.mark.parametrize(("ns", "text"), [(3_000_000_000, "3s"), (1_500_000_000, "1500ms"), (90 * 10**9, "90s"),
+                                          (120 * 10**9, "2m"), (7_200 * 10**9, "2h"), (250_000, "250us"), (7, "7ns")])
+def test_go_duration(ns, text):
+    assert go_duration(ns) == text
+
+
+def test_yaml_is_the_configuration_and_each_inexact_entry_gets_a_stderr_line():
+    result = run("--algorithm-provider", "ClusterAutoscalerProvider", "--to", "1.32")
+    assert result.exit_code == 0
+    config = yaml.safe_load(result.stdout)
+    assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1" and config["kind"] == "KubeSchedulerConfiguration"
+    (fit,) = [c for c in config["profiles"][0]["pluginConfig"] if c["name"] == "NodeResourcesFit"]
+    assert fit["args"]["scoringStrategy"]["type"] == "MostAllocated"
+    data = json.loads(run("--algorithm-provider", "ClusterAutoscalerProvider", "--to", "1.32", "-o", "json").stdout)
+    inexact = [e for e in data["mapping"] if e["status"] != "exact"]
+    assert len(result.stderr.splitlines()) == len(inexact) > 0
+    assert all(line.split(":")[0] in ("approximate", "dropped", "implicit") for line in result.stderr.splitlines())
+
+
+def test_strict_fails_on_approximate_or_dropped_entries(tmp_path):
+    result = run("--algorithm-provider", "DefaultProvider", "--strict")
+    assert result.exit_code == 1 and "--strict" in result.stderr.splitlines()[-1]
+    exact = _write(tmp_path, {"predicates": [{"name": "PodFitsResources"}, {"name": "CheckNodeCondition"}],
+                              "priorities": [{"name": "LeastRequestedPriority", "weight": 1}]})
+    assert run("--policy-config-file", str(exact), "--rules", "1.9", "--feature-gates", "PodPriority=true",
+               "--strict").exit_code == 1  # CheckNodeCondition and preemption are approximate
+    plain = _write(tmp_path, {"predicates": [{"name": "PodFitsHostPorts"}], "priorities": []})
+    result = run("--policy-config-file", str(plain), "--rules", "1.9", "--strict")
+    assert result.exit_code == 1  # the mandatory CheckNodeCondition is approximate, and says so
+    assert "CheckNodeCondition" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--to", "1.24"), "error: --to 1.24: unsupported kube-scheduler version; supported: 1.25 to 1.32"),
+    (("--to", "2.0"), "error: --to 2.0: unsupported kube-scheduler version; supported: 1.25 to 1.32"),
+    (("--algorithm-provider", "Nope"), 'error: couldn\'t create scheduler using provider "Nope"'),
+    (("--feature-gates", "Nope=true"), "error: unrecognized key: Nope"),
+    (("--policy-config-file", "/nonexistent/policy.json"), "error: missing policy config file /nonexistent/policy.json"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(message) and len(result.stderr.splitlines()) == 1 and not result.stdout
+
+
+def test_a_policy_the_loader_refuses_is_refused_the_same_way(tmp_path):
+    bad = _write(tmp_path, {"predicates": [{"name": "NoSuchPredicate"}]})
+    result = run("--policy-config-file", str(bad))
+    validate = CliRunner().invoke(main, ["policy", "validate", str(bad)])
+    assert result.exit_code == validate.exit_code == 2
+    assert result.stderr.strip() == f"error: {bad}: couldn't create scheduler from policy: Invalid configuration: " \
+                                    "Predicate type not found for NoSuchPredicate"
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"kind": "Policy", "priorities": [{"name": "LeastRequestedPriority", "weight": "x"}]}')
+    result = run("--policy-config-file", str(broken))
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {broken}") and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("policy", sorted((ROOT / "policies").glob("*.[jy]*")), ids=lambda p: p.name)
+def test_every_bundled_policy_migrates_with_a_status_for_every_entry(policy):
+    data = json.loads(run("--policy-config-file", str(policy), "-o", "json").stdout)
+    loaded = load_policy_file(str(policy))
+    named = [p.name for p in loaded.predicates or ()] + [p.name for p in loaded.priorities or ()]
+    sources = [e["from"] for e in data["mapping"]]
+    assert all(name in sources for name in named)
+    assert all(e["status"] in ("exact", "approximate", "dropped", "implicit") and e["note"] for e in data["mapping"])
+
+
+def _write(tmp_path: Path, policy: dict[str, Any]) -> Path:
+    path = tmp_path / f"policy-{len(list(tmp_path.iterdir()))}.json"
+    path.write_text(json.dumps({"kind": "Policy", "apiVersion": "v1", **policy}))
+    return path
