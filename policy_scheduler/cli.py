@@ -610,7 +610,7 @@ def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, ku
     from .migration import parse_target
 
     target = parse_target(to)
-    if policy_configmap and not (policy_config_file and not policy_configmap):
+    if policy_configmap:  # the 1.10 precedence: a ConfigMap wins over a file given beside it
         from .kube.policy_configmap import policy_configmap_source
 
         source = policy_configmap_source(policy_configmap_namespace, policy_configmap, kubeconfig)

@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 ExtenderFactory = Callable[[ExtenderConfig], SchedulerExtender]
 
 
-def _prepared(registry: Registry | None, feature_gates: FeatureGates) -> Registry:
+def prepared_registry(registry: Registry | None, feature_gates: FeatureGates) -> Registry:
+    """A copy of ``registry`` (default the process registry) with the feature gates applied."""
     prepared = (registry or REGISTRY).copy()
     apply_feature_gates(prepared, feature_gates)
     return prepared
@@ -53,7 +54,7 @@ def create_from_keys(
     weight = hard_pod_affinity_symmetric_weight
     if weight < 1 or weight > 100:
         raise RegistryError(f"invalid hardPodAffinitySymmetricWeight: {weight}, must be in the range 1-100")
-    reg = _prepared_registry or _prepared(registry, feature_gates)
+    reg = _prepared_registry or prepared_registry(registry, feature_gates)
     args = PluginFactoryArgs(cluster, weight, feature_gates)
     predicates = reg.get_fit_predicate_functions(predicate_keys, args)
     prioritizers = reg.get_priority_function_configs(priority_keys, args)
@@ -100,7 +101,7 @@ def create_from_provider(
 ) -> GenericScheduler:
     """``CreateFromProvider``."""
     log.debug("Creating scheduler from algorithm provider '%s'", name)
-    reg = _prepared(registry, feature_gates)
+    reg = prepared_registry(registry, feature_gates)
     provider = reg.get_algorithm_provider(name)
     return create_from_keys(
         provider.fit_predicate_keys,
@@ -137,7 +138,7 @@ def create_from_policy(
     errors = validate_policy(policy)
     if errors:
         raise PolicyError(aggregate_message(errors))
-    reg = _prepared(registry, feature_gates)
+    reg = prepared_registry(registry, feature_gates)
     predicate_keys: set[str] = set()
     for entry in policy.predicates or ():
         log.debug("Registering predicate: %s", entry.name)

@@ -88,11 +88,9 @@ class Algorithm:
 
 def algorithm_of(source: AlgorithmSource, registry: Registry) -> Algorithm:
     """What ``source`` schedules with, ``registry`` prepared with the feature gates."""
-    named = set()
     if source.policy is not None:
         policy = source.policy
         predicates, priorities = list(policy.predicates or ()), list(policy.priorities or ())
-        named = {p.name for p in predicates}
         extenders, hard_weight = list(policy.extenders or ()), policy.hard_pod_affinity_symmetric_weight
     else:
         policy, extenders, hard_weight = None, [], 0
@@ -100,7 +98,7 @@ def algorithm_of(source: AlgorithmSource, registry: Registry) -> Algorithm:
         predicates = [PredicatePolicy(name) for name in sorted(provider.fit_predicate_keys)]
         priorities = [PriorityPolicy(name, registry.priorities[name].weight)
                       for name in sorted(provider.priority_function_keys) if name in registry.priorities]
-        named = set(provider.fit_predicate_keys)
+    named = {p.name for p in predicates}
     mandatory = [name for name in sorted(registry.mandatory_fit_predicates) if name not in named]
     return Algorithm(predicates, priorities, mandatory, extenders, hard_weight, policy)
 
@@ -277,9 +275,9 @@ def migrate(source: AlgorithmSource, *, target: Target, feature_gates: FeatureGa
             scheduler_name: str = "default-scheduler", registry: Registry | None = None) -> Migration:
     """The configuration and mapping for ``source`` on ``target``; ``source`` must already build (the
     caller checks it as every command does, for the same one-line errors)."""
-    from ..factory import _prepared
+    from ..factory import prepared_registry
 
-    reg = _prepared(registry, feature_gates)
+    reg = prepared_registry(registry, feature_gates)
     algo = algorithm_of(source, reg)
     m = Migrator(target, feature_gates, reg)
     for entry in algo.predicates:
