@@ -598,7 +598,9 @@ def report(result_file: str, output_path: str | None) -> None:
 @click.option("--scheduler-name", default="default-scheduler", show_default=True, help="The profile's schedulerName.")
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True,
               help="yaml: the KubeSchedulerConfiguration; json: it and the mapping of every Policy entry.")
-@click.option("--strict", is_flag=True, help="Exit 1 if any entry is approximate or dropped.")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 if any entry the Policy names is approximate or dropped (what 1.9 did unasked is only "
+                   "reported).")
 @REPORT
 @user_errors
 def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, kubeconfig, algorithm_provider,
@@ -628,7 +630,7 @@ def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, ku
     if report_path:
         _write_report(data, report_path)
     if strict and result.inexact():
-        click.echo(f"error: --strict: {len(result.inexact())} entries are approximate or dropped", err=True)
+        click.echo(f"error: --strict: {len(result.inexact())} Policy entries are approximate or dropped", err=True)
         sys.exit(1)
 
 

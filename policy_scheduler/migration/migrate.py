@@ -70,8 +70,10 @@ class Migration:
                 "configuration": self.configuration, "mapping": [e.as_dict() for e in self.mapping]}
 
     def inexact(self) -> list[MappingEntry]:
-        """The entries ``--strict`` refuses."""
-        return [e for e in self.mapping if e.status in (APPROXIMATE, DROPPED)]
+        """The entries ``--strict`` refuses: what the Policy (or provider) names that does not carry over
+        exactly. What 1.9 did unasked (kind ``implicit``: mandatory predicates, the queue, preemption, the
+        cluster rules) is reported but cannot be changed by editing the Policy, so it does not count."""
+        return [e for e in self.mapping if e.status in (APPROXIMATE, DROPPED) and e.kind != "implicit"]
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,7 @@ class Migrator:
         elif entry.name in PREDICATES:
             rule = PREDICATES[entry.name]
             note = f"(mandatory: runs whatever the Policy names) {rule.note}" if mandatory else rule.note
-            self.add(entry.name, "predicate", rule.status, self.uses(rule.uses), note)
+            self.add(entry.name, "implicit" if mandatory else "predicate", rule.status, self.uses(rule.uses), note)
         else:
             self.add(entry.name, "predicate", DROPPED, [], self.unknown("predicate", entry.name, "Filter"))
 

@@ -107,13 +107,13 @@ def _registry() -> Any:
 
 
 def _cases(registry: Any) -> Iterator[Case]:
-    from ..factory import _prepared
+    from ..factory import prepared_registry
     from ..features import FeatureGates
 
     for name in sorted(registry.fit_predicates):
         yield Case(f"predicate `{name}`", {"predicates": [{"name": name}], "priorities": []}, source=name,
                    kind="predicate")
-    gated = _prepared(registry, FeatureGates.parse("ResourceLimitsPriorityFunction=true"))
+    gated = prepared_registry(registry, FeatureGates.parse("ResourceLimitsPriorityFunction=true"))
     for name in sorted(gated.priorities):
         gates = "" if name in registry.priorities else "ResourceLimitsPriorityFunction=true"
         yield Case(f"priority `{name}`" + (f" ({gates})" if gates else ""),

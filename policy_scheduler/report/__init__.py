@@ -2,7 +2,7 @@
 
 A report is rendered from exactly the data ``-o json`` prints: ``load`` identifies and validates a saved
 result, one module per command prepares its charts and tables (``simulate``, ``explain``, ``capacity``,
-``compare``), ``charts`` draws inline SVG, ``tables`` packs the rows the embedded script pages through, and
+``compare``, ``migrate``), ``charts`` draws inline SVG, ``tables`` packs the rows the embedded script pages through, and
 ``render`` fills the Jinja templates. The page fetches nothing: styles, script and data are inline.
 """
 

@@ -16,8 +16,13 @@ import yaml
 from ..errors import UserError
 from ..offline.report import CAPACITY_KIND, COMPARE_KIND, EXPLAIN_KIND, SIMULATE_KIND, result_schema
 
+#: The kind ``migrate -o json`` prints (``policy_scheduler.migration``).
+MIGRATE_KIND = "migrate"
 # kind -> the command whose -o json prints it
-COMMANDS = {SIMULATE_KIND: "simulate", EXPLAIN_KIND: "explain", CAPACITY_KIND: "capacity", COMPARE_KIND: "compare"}
+COMMANDS = {SIMULATE_KIND: "simulate", EXPLAIN_KIND: "explain", CAPACITY_KIND: "capacity", COMPARE_KIND: "compare",
+            MIGRATE_KIND: "migrate"}
+#: The commands, as the messages list them.
+COMMAND_NAMES = ", ".join(list(COMMANDS.values())[:-1]) + f" or {list(COMMANDS.values())[-1]}"
 
 
 class ReportInputError(UserError):
@@ -34,11 +39,13 @@ def _shape_kind(data: dict[str, Any]) -> str | None:
         return CAPACITY_KIND
     if {"a", "b", "differences"} <= data.keys():
         return COMPARE_KIND
+    if {"source", "target", "configuration", "mapping"} <= data.keys():
+        return MIGRATE_KIND
     return None
 
 
 def detect_kind(data: Any, source: str = "result") -> str:
-    """``SimulateResult``, ``ExplainResult``, ``CapacityResult`` or ``CompareResult``."""
+    """``SimulateResult``, ``ExplainResult``, ``CapacityResult``, ``CompareResult`` or ``migrate``."""
     if not isinstance(data, dict):
         raise ReportInputError(
             f"{source}: not a policy-scheduler result: expected a JSON object, got {_json_type(data)}")
@@ -48,7 +55,7 @@ def detect_kind(data: Any, source: str = "result") -> str:
         if kind is None:
             raise ReportInputError(
                 f"{source}: not a policy-scheduler result: no \"kind\" field and not shaped like the -o json "
-                "output of simulate, explain, capacity or compare")
+                f"output of {COMMAND_NAMES}")
     elif kind not in COMMANDS:
         raise ReportInputError(
             f"{source}: unknown kind {json.dumps(kind)} (expected one of {', '.join(COMMANDS)})")
@@ -98,7 +105,7 @@ def load_result(path: str) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ReportInputError(f"{source}: not JSON: not UTF-8 text") from None
     if not text.strip():
-        raise ReportInputError(f"{source}: empty file, expected the -o json output of simulate, explain, capacity or compare")
+        raise ReportInputError(f"{source}: empty file, expected the -o json output of {COMMAND_NAMES}")
     data = parse(text, source)
     kind = detect_kind(data, source)
     validate(data, kind, source)

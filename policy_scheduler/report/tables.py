@@ -8,6 +8,7 @@ small. Column types the script knows:
   (``int``, ``cores`` for millicores, ``bytes``, ``pct``); ``bar``: a percentage with a bar behind it;
 - ``verdict``: ``0`` pass, ``k > 0`` fail with ``strings[k - 1]`` as its reason (tooltip), ``null`` not run;
 - ``heat``: a 0-10 score coloured like the heatmap, the column's ``weight`` in its tooltip;
+- ``badge``: a short word (a status) drawn as a badge, styled by the CSS class of the same name;
 - ``class``: hidden, the row's CSS class (``host``, ``tie``, ``fail``...), also what the presets filter on;
 - ``tip``: hidden, the tooltip (pooled) of the column that names it in ``tipFor``.
 """

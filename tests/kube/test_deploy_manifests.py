@@ -12,6 +12,7 @@ import json
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -25,7 +26,7 @@ from policy_scheduler.api import lint_policy, load_policy_file, load_policy_from
 from policy_scheduler.kube.client import api_client
 from policy_scheduler.kube.rest import MERGE_PATCH, ApiError, RestClient
 
-from .envtest import ROOT, start_server
+from .envtest import ROOT, EnvtestServer, start_server
 
 DEPLOY = ROOT / "examples" / "deploy"
 MANIFESTS = ("serviceaccount.yaml", "rbac.yaml", "policy-configmap.yaml", "deployment.yaml",
@@ -171,28 +172,36 @@ KINDS = {
 }
 
 
+def create(admin: RestClient, docs: list[dict]) -> None:
+    for doc in docs:
+        path = KINDS[doc["kind"]].format(ns=doc["metadata"].get("namespace", ""))
+        # Strict: an unknown or misspelt field in a manifest is an error, not silently dropped.
+        admin.request("POST", path, body=doc, query={"fieldValidation": "Strict"})
+
+
+def service_account_kubeconfig(server: EnvtestServer, admin: RestClient, account: str) -> Path:
+    """A kubeconfig for the server with a token of ServiceAccount ``kube-system/account``."""
+    token = admin.post(f"/api/v1/namespaces/{NS}/serviceaccounts/{account}/token", {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+        "spec": {"expirationSeconds": 3600},
+    })["status"]["token"]
+    config = json.loads(Path(server.kubeconfig).read_text())
+    config["users"] = [{"name": account, "user": {"token": token}}]
+    config["contexts"][0]["context"]["user"] = account
+    path = Path(server.dir) / f"{account}.kubeconfig"
+    path.write_text(json.dumps(config))
+    path.chmod(0o600)
+    return path
+
+
 @pytest.fixture(scope="module")
 def clients(tmp_path_factory):
     """(admin, scheduler): RestClients for the envtest admin and for the policy-scheduler ServiceAccount."""
     server = start_server("1.26", tmp_path_factory.mktemp("envtest-deploy"))
     try:
         admin = server.rest()
-        for name in MANIFESTS:
-            for doc in documents(name):
-                path = KINDS[doc["kind"]].format(ns=doc["metadata"].get("namespace", ""))
-                # Strict: an unknown or misspelt field in a manifest is an error, not silently dropped.
-                admin.request("POST", path, body=doc, query={"fieldValidation": "Strict"})
-        account = one("ServiceAccount")["metadata"]["name"]
-        token = admin.post(f"/api/v1/namespaces/{NS}/serviceaccounts/{account}/token", {
-            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-            "spec": {"expirationSeconds": 3600},
-        })["status"]["token"]
-        config = json.loads(Path(server.kubeconfig).read_text())
-        config["users"] = [{"name": account, "user": {"token": token}}]
-        config["contexts"][0]["context"]["user"] = account
-        path = Path(server.dir) / "scheduler.kubeconfig"
-        path.write_text(json.dumps(config))
-        path.chmod(0o600)
+        create(admin, [doc for name in MANIFESTS for doc in documents(name)])
+        path = service_account_kubeconfig(server, admin, one("ServiceAccount")["metadata"]["name"])
         scheduler = RestClient(api_client(str(path)), qps=0, burst=1)
         assert scheduler.get("/apis/authentication.k8s.io/v1")  # the token works at all
         _seed(admin)
@@ -422,3 +431,126 @@ def test_preemption_rbac_grants_exactly_what_preemption_adds(clients):
     finally:
         for doc in extra:
             admin.delete(KINDS[doc["kind"]].format(ns="") + "/" + doc["metadata"]["name"])
+
+
+# --------------------------------------------------------------------------------------------------
+# migrated/kube-scheduler.yaml: upstream's kube-scheduler 1.32 with what `policy-scheduler migrate` prints
+
+MIGRATED = "migrated/kube-scheduler.yaml"
+MIGRATED_NAME = "policy-scheduler-migrated"
+MIGRATE_ARGS = ("migrate", "--algorithm-provider", "ClusterAutoscalerProvider", "--to", "1.32",
+                "--scheduler-name", MIGRATED_NAME)
+CONFIG_DIR = "/etc/kubernetes/scheduler"
+
+
+def migrated(kind: str, name: str | None = None) -> dict:
+    found = [doc for doc in documents(MIGRATED) if doc["kind"] == kind and (name is None or doc["metadata"]["name"] == name)]
+    assert len(found) == 1, f"expected one {kind} {name or ''} in {MIGRATED}, found {len(found)}"
+    return found[0]
+
+
+def migrated_config() -> dict:
+    return yaml.safe_load(migrated("ConfigMap")["data"]["config.yaml"])
+
+
+def test_migrated_manifest_parses_with_type_and_object_meta():
+    test_manifest_parses_with_type_and_object_meta(MIGRATED)
+
+
+def test_migrated_configuration_is_what_migrate_prints():
+    from click.testing import CliRunner
+
+    from policy_scheduler.cli import main
+
+    result = CliRunner().invoke(main, [*MIGRATE_ARGS, "-o", "json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    config = migrated_config()
+    assert config.pop("leaderElection") == {"leaderElect": True, "resourceLock": "leases", "resourceNamespace": NS,
+                                            "resourceName": MIGRATED_NAME}
+    assert "clientConnection" not in config, "in-cluster: the ServiceAccount's token, no kubeconfig"
+    assert config == json.loads(result.stdout)["configuration"], (
+        f"{MIGRATED}'s config.yaml is not what `policy-scheduler {' '.join(MIGRATE_ARGS)}` prints: paste its output "
+        "above leaderElection")
+
+
+def test_migrated_manifests_agree_with_each_other():
+    account = migrated("ServiceAccount")["metadata"]
+    assert account == {**account, "name": MIGRATED_NAME, "namespace": NS}
+    subject = [{"kind": "ServiceAccount", "name": MIGRATED_NAME, "namespace": NS}]
+    refs = {(b["kind"], b["roleRef"]["kind"], b["roleRef"]["name"])
+            for b in documents(MIGRATED) if b["kind"] in ("ClusterRoleBinding", "RoleBinding")}
+    assert refs == {("ClusterRoleBinding", "ClusterRole", "system:kube-scheduler"),
+                    ("ClusterRoleBinding", "ClusterRole", "system:volume-scheduler"),
+                    ("RoleBinding", "Role", "extension-apiserver-authentication-reader"),
+                    ("RoleBinding", "Role", migrated("Role")["metadata"]["name"])}
+    for b in documents(MIGRATED):
+        if b["kind"] in ("ClusterRoleBinding", "RoleBinding"):
+            assert b["subjects"] == subject and b["metadata"].get("namespace", NS) == NS
+    # the lock the configuration names, and only it, beyond create
+    lock = migrated_config()["leaderElection"]["resourceName"]
+    assert lock not in ("kube-scheduler", "policy-scheduler")
+    assert [r.get("resourceNames") for r in migrated("Role")["rules"]] == [None, [lock]]
+
+    deployment = migrated("Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    assert deployment["metadata"]["namespace"] == NS and spec["serviceAccountName"] == MIGRATED_NAME
+    assert "schedulerName" not in spec, "the scheduler's own pods are placed by the default scheduler"
+    (c,) = spec["containers"]
+    assert c["image"] == "registry.k8s.io/kube-scheduler:v1.32.0"
+    assert c["command"][:2] == ["kube-scheduler", f"--config={CONFIG_DIR}/config.yaml"]
+    (mount,) = c["volumeMounts"]
+    (volume,) = spec["volumes"]
+    assert mount["mountPath"] == CONFIG_DIR and mount["name"] == volume["name"]
+    assert volume["configMap"]["name"] == migrated("ConfigMap")["metadata"]["name"]
+    assert [p["schedulerName"] for p in migrated_config()["profiles"]] == [MIGRATED_NAME]
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert c[probe]["httpGet"] == {"path": "/healthz", "port": 10259, "scheme": "HTTPS"}
+
+
+def test_kube_scheduler_1_32_runs_the_migrated_configuration_with_this_rbac(tmp_path_factory):
+    """The manifests created on a real 1.32 API server; upstream's kube-scheduler 1.32 run with the ConfigMap's
+    configuration and the ServiceAccount's token (a kubeconfig in place of in-cluster): it takes its own Lease,
+    binds a pod that names it, leaves the others alone, and is refused nothing."""
+    from .daemon import LoggedProcess, free_port, node, pod, wait_until
+    from .envtest import assets_dir
+
+    binary = assets_dir() / "1.32" / "bin" / "kube-scheduler"
+    directory = tmp_path_factory.mktemp("envtest-migrated")
+    server = start_server("1.32", directory)
+    scheduler = None
+    try:
+        admin = server.rest()
+        create(admin, documents(MIGRATED))
+        # In a pod, the client and delegated authentication/authorization all use the in-cluster token.
+        kubeconfig = service_account_kubeconfig(server, admin, MIGRATED_NAME)
+        config_path = directory / "config.yaml"
+        config_path.write_text(yaml.safe_dump({**migrated_config(), "clientConnection": {"kubeconfig": str(kubeconfig)}}))
+        port = free_port()
+        assert binary.is_file(), f"no kube-scheduler at {binary}"
+        scheduler = LoggedProcess(directory / "kube-scheduler.log", [
+            str(binary), f"--config={config_path}", f"--secure-port={port}", "--bind-address=127.0.0.1",
+            f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}", "--v=2"])
+        scheduler.start()
+        admin.post("/api/v1/nodes", node("worker"))
+        admin.post("/api/v1/namespaces/default/pods", pod("opted-in", cpu="100m", scheduler=MIGRATED_NAME))
+        admin.post("/api/v1/namespaces/default/pods", pod("not-ours", cpu="100m", scheduler="default-scheduler"))
+
+        def bound(name: str) -> str | None:
+            assert not scheduler.exited(), scheduler.log()[-3000:]
+            return admin.get(f"/api/v1/namespaces/default/pods/{name}")["spec"].get("nodeName")
+
+        assert wait_until(lambda: bound("opted-in"), 60, what="the opted-in pod to be bound") == "worker"
+        lease = admin.get(f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/{MIGRATED_NAME}")
+        assert lease["spec"]["holderIdentity"]
+        context = ssl.create_default_context()
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # its self-signed serving certificate
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", timeout=5, context=context) as reply:
+            assert reply.read() == b"ok"
+        assert bound("not-ours") is None
+        assert scheduler.stop() == 0, scheduler.log()[-3000:]
+    finally:
+        if scheduler is not None:
+            scheduler.kill()
+        server.stop()
+    text = scheduler.log()
+    assert "forbidden" not in text.lower(), text[-3000:]

@@ -1,4 +1,4 @@
-"""Fixtures for the report tests: the example cluster's four results, and a real headless Chromium.
+"""Fixtures for the report tests: the example cluster's four results, a migrated Policy, and a real headless Chromium.
 
 The browser is Debian's Chromium (``/usr/bin/chromium``, or ``$POLICY_SCHEDULER_CHROMIUM``) driven by
 Playwright. Where it cannot be had the browser tests skip, saying why; under CI (``CI=true``, or
@@ -25,6 +25,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 EXPLAIN_POD = "shop/checkout-7"  # five feasible nodes, a three-node tie set, two nodes failing MatchInterPodAffinity
 ROOT = Path(__file__).resolve().parents[2]
 WEB_POD = ROOT / "examples" / "pods" / "web.yaml"  # 500m cpu, 1Gi memory: 85 more fit in the example cluster
+MIGRATE_POLICY = ROOT / "policies" / "all-arguments.yaml"  # all four statuses, the four argument kinds
 
 
 def browser_required() -> bool:
@@ -54,12 +55,13 @@ def web_pod() -> Path:
 
 @pytest.fixture(scope="session")
 def example_results(web_pod) -> dict[str, dict]:
-    """The ``-o json`` output of each command on the bundled example cluster."""
+    """The ``-o json`` output of each command on the bundled example cluster (migrate: of a bundled Policy)."""
     commands = {
         "simulate": ["simulate"],
         "explain": ["explain", EXPLAIN_POD],
         "capacity": ["capacity", str(web_pod)],
         "compare": ["compare", "DefaultProvider", "ClusterAutoscalerProvider"],
+        "migrate": ["migrate", "--policy-config-file", str(MIGRATE_POLICY)],
     }
     return {name: json.loads(run_cli(*args, "-o", "json").stdout) for name, args in commands.items()}
 

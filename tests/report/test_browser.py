@@ -194,3 +194,28 @@ def test_a_larger_cluster_pages_sorts_and_filters(open_report, tmp_path):
     page.locator("#nodes th", has_text="Node").first.click()
     page.locator("#nodes input[type=search]").fill("node-0029")
     assert [t.split("\t")[0] for t in r.row_texts("nodes")] == [f"node-0029{i}" for i in range(10)]
+
+
+def test_migrate_report(open_report, tmp_path, example_results):
+    data = example_results["migrate"]
+    r = open_report(write(tmp_path, data, "migrate"), "report-migrate")
+    r.check_clean()
+    page = r.page
+    counts = {s: sum(e["status"] == s for e in data["mapping"]) for s in ("exact", "approximate", "dropped", "implicit")}
+    for status, n in counts.items():
+        card = page.locator(".card", has=page.locator(".card-label", has_text=status.capitalize()))
+        assert card.locator(".card-value").inner_text() == str(n), status
+    rows = r.row_texts("mapping")
+    assert [t.split("\t")[0] for t in rows] == [e["from"] for e in data["mapping"]]
+    # the status is a badge; the preset shows one status
+    badges = page.locator("#mapping td span.badge")
+    assert badges.all_inner_texts() == [e["status"] for e in data["mapping"]]
+    assert "rgb(" in badges.first.evaluate("e => getComputedStyle(e).backgroundColor")
+    page.locator("#mapping select[aria-label=Show]").select_option("dropped")
+    assert r.rows("mapping").count() == counts["dropped"]
+    assert all("\tdropped\t" in t for t in r.row_texts("mapping"))
+    page.locator("#mapping select[aria-label=Show]").select_option("")
+    page.locator("#mapping input[type=search]").fill("labelPreference")
+    (preferred,) = r.row_texts("mapping")
+    assert "NodeAffinity · score · weight" in preferred
+    assert page.locator("#configuration pre").inner_text().startswith("apiVersion: kubescheduler.config.k8s.io/v1")

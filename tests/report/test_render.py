@@ -12,9 +12,10 @@ from click.testing import CliRunner
 from policy_scheduler.cli import main
 from policy_scheduler.report import render_report
 
-from .conftest import EXPLAIN_POD
+from .conftest import EXPLAIN_POD, MIGRATE_POLICY
 
-COMMANDS = ["simulate", "explain", "capacity", "compare"]
+COMMANDS = ["simulate", "explain", "capacity", "compare", "migrate"]
+CHARTED = ["simulate", "explain", "capacity", "compare"]  # the reports with SVG charts
 DATA = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.DOTALL)
 
 
@@ -34,7 +35,7 @@ def test_self_contained(example_results, command):
     assert data["kind"] == command and data["tables"]
 
 
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", CHARTED)
 def test_svg_is_well_formed_and_has_tooltips(example_results, command):
     html = render_report(example_results[command])
     svgs = re.findall(r"<svg .*?</svg>", html, re.DOTALL)
@@ -78,6 +79,7 @@ def test_report_flag_equals_report_command(tmp_path, web_pod):
     commands = {
         "simulate": ["simulate"], "explain": ["explain", EXPLAIN_POD], "capacity": ["capacity", str(web_pod)],
         "compare": ["compare", "DefaultProvider", "ClusterAutoscalerProvider"],
+        "migrate": ["migrate", "--policy-config-file", str(MIGRATE_POLICY)],
     }
     for name, args in commands.items():
         direct = tmp_path / f"{name}-direct.html"

@@ -12,7 +12,7 @@ from policy_scheduler.offline.report import explain_schema, result_schema
 from .conftest import run_cli
 
 
-@pytest.mark.parametrize("command", ["simulate", "explain", "capacity", "compare"])
+@pytest.mark.parametrize("command", ["simulate", "explain", "capacity", "compare", "migrate"])
 def test_output_conforms_to_its_schema(example_results, command):
     schema = result_schema(command)
     jsonschema.Draft202012Validator.check_schema(schema)

@@ -192,6 +192,9 @@
         else if (v === 0) { td.className = "verdict pass"; td.textContent = "✓"; td.title = c.label + ": passes"; }
         else { td.className = "verdict fail"; td.textContent = "✗"; td.title = c.label + ": " + this.strings[v - 1]; }
         break;
+      case "badge":
+        if (v !== null && v !== undefined && v !== "") { td.appendChild(el("span", "badge " + v, String(v))); }
+        break;
       case "heat":
         td.className = "heat";
         if (typeof v === "number") {
