@@ -27,6 +27,8 @@ AFFINITY_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 AFFINITY_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 #: A preferred node-affinity term's weight must lie in 1..100 (v1 validation).
 MAX_TERM_WEIGHT = 100
+#: The ``kind`` of ``migrate -o json`` (like the offline commands' ``SimulateResult``, ...).
+MIGRATE_KIND = "MigrateResult"
 #: PodTopologySpread's ``System`` defaults, written out when they join ``List`` constraints.
 SYSTEM_SPREAD = ({"maxSkew": 3, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
                  {"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"})
@@ -66,7 +68,7 @@ class Migration:
     mapping: list[MappingEntry] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": "migrate", "source": self.source, "target": self.target.version,
+        return {"kind": MIGRATE_KIND, "source": self.source, "target": self.target.version,
                 "configuration": self.configuration, "mapping": [e.as_dict() for e in self.mapping]}
 
     def inexact(self) -> list[MappingEntry]:

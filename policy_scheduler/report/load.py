@@ -14,10 +14,9 @@ import jsonschema
 import yaml
 
 from ..errors import UserError
+from ..migration.migrate import MIGRATE_KIND
 from ..offline.report import CAPACITY_KIND, COMPARE_KIND, EXPLAIN_KIND, SIMULATE_KIND, result_schema
 
-#: The kind ``migrate -o json`` prints (``policy_scheduler.migration``).
-MIGRATE_KIND = "migrate"
 # kind -> the command whose -o json prints it
 COMMANDS = {SIMULATE_KIND: "simulate", EXPLAIN_KIND: "explain", CAPACITY_KIND: "capacity", COMPARE_KIND: "compare",
             MIGRATE_KIND: "migrate"}

@@ -110,7 +110,7 @@ def test_unknown_keys_and_statuses_are_shown(migrated):
 
 
 def test_saved_result_is_detected_and_validated(tmp_path, migrated):
-    assert detect_kind({k: v for k, v in migrated.items() if k != "kind"}) == "migrate"
+    assert detect_kind({k: v for k, v in migrated.items() if k != "kind"}) == "MigrateResult"
     bad = json.loads(json.dumps(migrated))
     bad["mapping"][2]["status"] = "perfect"
     path = tmp_path / "bad.json"
