@@ -95,9 +95,12 @@ PRIORITIES: dict[str, Rule] = {
     "SelectorSpreadPriority": Rule(APPROXIMATE, (("PodTopologySpread", SCORE),), SPREAD_NOTE),
     "ServiceSpreadingPriority": Rule(APPROXIMATE, (("PodTopologySpread", SCORE),),
                                      SPREAD_NOTE + "; 1.9's ServiceSpreadingPriority spread by Services only"),
-    "InterPodAffinityPriority": Rule(EXACT, (("InterPodAffinity", SCORE),),
-                                     "InterPodAffinity's score: preferred (anti-)affinity of the pod and, "
-                                     "symmetrically, of existing pods, min-max normalised as in 1.9"),
+    "InterPodAffinityPriority": Rule(
+        APPROXIMATE, (("InterPodAffinity", SCORE),),
+        "InterPodAffinity's score sums the same preferred (anti-)affinity terms of the pod and, symmetrically, of "
+        "existing pods, but normalises between the lowest and the highest node where 1.9 normalised from 0: a node "
+        "with fewer matches than the best scores 0 instead of its share, which changes the outcome once other "
+        "priorities are weighed in (the best node alone is the same)"),
     "NodeAffinityPriority": Rule(EXACT, (("NodeAffinity", SCORE),),
                                  "NodeAffinity's score: summed weights of matching preferred terms, normalised to "
                                  "the best node as in 1.9"),
