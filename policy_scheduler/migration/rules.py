@@ -35,7 +35,9 @@ PREDICATES: dict[str, Rule] = {
     "PodFitsResources": Rule(EXACT, _filter("NodeResourcesFit"), f"NodeResourcesFit's filter: {FITS}"),
     "PodFitsHostPorts": Rule(EXACT, _filter("NodePorts"), "NodePorts: the same host port (protocol, IP) conflicts"),
     "PodFitsPorts": Rule(EXACT, _filter("NodePorts"), "PodFitsPorts is 1.0's name of PodFitsHostPorts: NodePorts"),
-    "HostName": Rule(EXACT, _filter("NodeName"), "NodeName: spec.nodeName must name the node"),
+    "HostName": Rule(EXACT, _filter("NodeName"),
+                     "NodeName: spec.nodeName must name the node (a pod that names one never reaches a scheduler, "
+                     "in 1.9 or v1, so neither ever refuses one)"),
     "MatchNodeSelector": Rule(EXACT, _filter("NodeAffinity"),
                               "NodeAffinity's filter: spec.nodeSelector and required node affinity"),
     "GeneralPredicates": Rule(EXACT, _filter("NodeResourcesFit", "NodeName", "NodePorts", "NodeAffinity"),
@@ -43,12 +45,18 @@ PREDICATES: dict[str, Rule] = {
     "NoDiskConflict": Rule(EXACT, _filter("VolumeRestrictions"),
                            "VolumeRestrictions: the same GCE PD, AWS EBS, RBD and iSCSI conflicts "
                            "(v1 adds ReadWriteOncePod claims, which 1.9 never saw)"),
-    "NoVolumeZoneConflict": Rule(EXACT, _filter("VolumeZone"),
-                                 "VolumeZone: a bound PV's zone and region labels must match the node's "
-                                 "(v1 also reads the topology.kubernetes.io labels, which 1.9 never saw)"),
-    "MatchInterPodAffinity": Rule(EXACT, _filter("InterPodAffinity"),
-                                  "InterPodAffinity's filter: required pod affinity and anti-affinity, existing "
-                                  "pods' anti-affinity included"),
+    "NoVolumeZoneConflict": Rule(
+        APPROXIMATE, _filter("VolumeZone"),
+        "VolumeZone: a bound PV's failure-domain.beta.kubernetes.io zone and region must match the node's, as in "
+        "1.9; v1 also reads topology.kubernetes.io/zone and /region, which 1.9 (and this engine) ignore: PVs "
+        "provisioned since 1.17 carry only those, so v1 keeps their pods in the volume's zone where 1.9 did not"),
+    "MatchInterPodAffinity": Rule(
+        APPROXIMATE, _filter("InterPodAffinity"),
+        "InterPodAffinity's filter: the same required pod affinity and anti-affinity, existing pods' anti-affinity "
+        "included, except for the first pod of a group: 1.9 lets a pod that matches one of its own affinity terms "
+        "ignore that term while no pod matches it (even on a node without the term's topology key); v1 only when no "
+        "pod matches any of its terms and it matches all of them itself, and every node needs every term's "
+        "topology key (measured: tests/migration/test_agreement.py)"),
     "PodToleratesNodeTaints": Rule(EXACT, _filter("TaintToleration"),
                                    "TaintToleration's filter: NoSchedule and NoExecute taints must be tolerated"),
     "CheckNodeMemoryPressure": Rule(
