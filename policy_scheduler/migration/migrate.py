@@ -72,10 +72,15 @@ class Migration:
                 "configuration": self.configuration, "mapping": [e.as_dict() for e in self.mapping]}
 
     def inexact(self) -> list[MappingEntry]:
-        """The entries ``--strict`` refuses: what the Policy (or provider) names that does not carry over
-        exactly. What 1.9 did unasked (kind ``implicit``: mandatory predicates, the queue, preemption, the
-        cluster rules) is reported but cannot be changed by editing the Policy, so it does not count."""
-        return [e for e in self.mapping if e.status in (APPROXIMATE, DROPPED) and e.kind != "implicit"]
+        """The entries ``--strict`` refuses."""
+        return [e for e in self.mapping if refused_by_strict(e.status, e.kind)]
+
+
+def refused_by_strict(status: str, kind: str) -> bool:
+    """``--strict`` refuses what the Policy (or provider) names that does not carry over exactly. What 1.9
+    did unasked (kind ``implicit``: mandatory predicates, the queue, preemption, the cluster rules) is
+    reported but no edit of the Policy changes it, so it does not count."""
+    return status in (APPROXIMATE, DROPPED) and kind != "implicit"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from ..migration.migrate import refused_by_strict
 from ..migration.table import STATUS_MEANINGS, entry_kind, to_text
 from .common import Card, Page, extras, plural
 from .tables import Column, Table
@@ -66,6 +67,6 @@ def context(data: Mapping[str, Any]) -> dict[str, Any]:
     extras(data, KNOWN_KEYS, page)
     return {
         "page": page, "source": source, "target": target, "counts": counts, "meanings": STATUS_MEANINGS,
-        "strict_fails": bool(counts.get("approximate") or counts.get("dropped")),
+        "strict_refuses": sum(refused_by_strict(str(e.get("status")), str(e.get("kind"))) for e in mapping),
         "configuration_yaml": configuration_yaml(configuration),
     }
