@@ -123,6 +123,8 @@ class Migrator:
         self.spread_system = False
         self.required_expressions: list[dict[str, Any]] = []
         self.preferred_terms: list[dict[str, Any]] = []
+        #: NodeAffinity's score weight for the labelPreference entries: their weights summed.
+        self.label_preference_weight = 0
 
     def add(self, source: str, kind: str, status: str, to: list[dict[str, Any]], note: str,
             argument: str | None = None) -> MappingEntry:
@@ -240,11 +242,13 @@ class Migrator:
         term = {"weight": min(entry.weight, MAX_TERM_WEIGHT),
                 "preference": {"matchExpressions": [{"key": args.label, "operator": operator}]}}
         self.preferred_terms.append(term)
-        to = self.uses((("NodeAffinity", SCORE),), sum(t["weight"] for t in self.preferred_terms))
+        to = self.uses((("NodeAffinity", SCORE),), self.label_preference_weight)
         to.append({"pluginConfig": "NodeAffinity", "args": {"addedAffinity": {AFFINITY_PREFERRED: [term]}}})
         note = (f"a preferred term ({args.label} {operator}, weight {term['weight']}) in NodeAffinityArgs."
                 "addedAffinity: NodeAffinity's score sums it with the pod's own preferred terms and normalises the "
-                "sum to the best node, where 1.9 gave a fixed 0 or 10 per label")
+                "sum to the best node, where 1.9 gave a fixed 0 or 10 per label; NodeAffinity weighs "
+                f"{self.label_preference_weight}, the Policy's labelPreference weights summed, so a node with all "
+                "the preferred labels scores as in 1.9")
         if entry.weight > MAX_TERM_WEIGHT:
             note += f"; a term's weight is at most {MAX_TERM_WEIGHT} (the Policy's is {entry.weight})"
         self.add(entry.name, "priority", APPROXIMATE, to, note, "labelPreference")
@@ -295,6 +299,7 @@ def migrate(source: AlgorithmSource, *, target: Target, feature_gates: FeatureGa
         m.predicate(PredicatePolicy(name), mandatory=True)
     kept, overridden = _effective_priorities(algo.priorities)
     winner = _strategy_winner(kept)
+    m.label_preference_weight = sum(p.weight for p in kept if p.argument is not None and p.argument.label_preference)
     for entry in overridden:
         m.add(entry.name, "priority", IMPLICIT, [], "a later entry of the same name replaces it, in 1.9 as here")
     for entry in kept:
