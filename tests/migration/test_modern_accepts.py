@@ -194,6 +194,21 @@ def test_cluster_autoscaler_provider_yaml_runs_on_1_32(tmp_path: Path) -> None:
 
 
 # -- 4. live: the reference scheduler binds with the migrated configuration ----------------------------
+@pytest.mark.parametrize("version", MODERN, ids=lambda v: f"to-{v}")
+def test_extender_keys_are_v1_s_which_are_decoded_strictly(version: str, tmp_path: Path) -> None:
+    """1.9's ``enableHttps`` is an unknown field to v1's strict decoder: the spelling ``migrate`` changes matters."""
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"kind": "Policy", "apiVersion": "v1", "extenders": [
+        {"urlPrefix": "https://127.0.0.1:9/ext", "filterVerb": "filter", "weight": 1, "enableHttps": True,
+         "httpTimeout": 2500000000}]}))
+    configuration = run_migrate("--policy-config-file", str(policy), "--to", version)["configuration"]
+    (extender,) = write_config_to(version, configuration, tmp_path)["extenders"]
+    assert extender["enableHTTPS"] is True and extender["httpTimeout"] == "2.5s"
+    verbatim = json.loads(json.dumps(configuration).replace('"enableHTTPS"', '"enableHttps"'))
+    with pytest.raises(ConfigurationRefused, match=r'unknown field \\?"extenders\[0\]\.enableHttps'):
+        write_config_to(version, verbatim, tmp_path)
+
+
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory) -> Iterator[Any]:
     """``servers(version)``: one envtest server per line for the module, started on first use."""
