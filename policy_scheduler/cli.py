@@ -592,6 +592,8 @@ def report(result_file: str, output_path: str | None) -> None:
 @click.option("--algorithm-provider", default=None,
               help="The scheduling algorithm provider to migrate, one of: ClusterAutoscalerProvider | DefaultProvider")
 @click.option("--feature-gates", default="", help="Key=true,... for the 1.9 gates (PodPriority enables preemption).")
+@click.option("--hard-pod-affinity-symmetric-weight", type=int, default=1, show_default=True,
+              help="As for run: used when the Policy does not set hardPodAffinitySymmetricWeight.")
 @RULES
 @click.option("--to", "to", default=None, metavar="1.25..1.32",
               help="The target kube-scheduler's minor version (default: the newest, 1.32).")
@@ -604,7 +606,7 @@ def report(result_file: str, output_path: str | None) -> None:
 @REPORT
 @user_errors
 def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, kubeconfig, algorithm_provider,
-            feature_gates, to, scheduler_name, output, strict, report_path) -> None:
+            feature_gates, hard_pod_affinity_symmetric_weight, to, scheduler_name, output, strict, report_path) -> None:
     """Print the Policy as a v1 KubeSchedulerConfiguration for the modern kube-scheduler, and say on stderr
     what does not carry over exactly (docs/migration.md)."""
     from .features import FeatureGates
@@ -620,8 +622,10 @@ def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, ku
         source = _source(policy_config_file, algorithm_provider)
     reg = _registry()
     gates = FeatureGates.parse(feature_gates, _rules())
-    source.build(ClusterState(), feature_gates=gates, extender_factory=_no_call_extender)  # refuse what 1.9 refuses
-    result = migrate_algorithm(source, target=target, feature_gates=gates, scheduler_name=scheduler_name, registry=reg)
+    source.build(ClusterState(), feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_pod_affinity_symmetric_weight,
+                 extender_factory=_no_call_extender)  # refuse what 1.9 refuses
+    result = migrate_algorithm(source, target=target, feature_gates=gates, scheduler_name=scheduler_name,
+                               hard_pod_affinity_symmetric_weight=hard_pod_affinity_symmetric_weight, registry=reg)
     data = result.as_dict()
     _emit(data if output == "json" else data["configuration"], output)
     for entry in result.mapping:

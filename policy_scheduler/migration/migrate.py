@@ -32,6 +32,8 @@ MIGRATE_KIND = "MigrateResult"
 #: PodTopologySpread's ``System`` defaults, written out when they join ``List`` constraints.
 SYSTEM_SPREAD = ({"maxSkew": 3, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
                  {"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"})
+#: ``--hard-pod-affinity-symmetric-weight``'s default, and v1's ``hardPodAffinityWeight``'s.
+DEFAULT_HARD_WEIGHT = 1
 #: The weight the engine gives PodTopologySpread's score for pods with their own soft constraints.
 CLUSTER_SPREAD_WEIGHT = 2
 
@@ -285,7 +287,8 @@ def _effective_priorities(priorities: list[PriorityPolicy]) -> tuple[list[Priori
 
 
 def migrate(source: AlgorithmSource, *, target: Target, feature_gates: FeatureGates,
-            scheduler_name: str = "default-scheduler", registry: Registry | None = None) -> Migration:
+            scheduler_name: str = "default-scheduler", hard_pod_affinity_symmetric_weight: int = DEFAULT_HARD_WEIGHT,
+            registry: Registry | None = None) -> Migration:
     """The configuration and mapping for ``source`` on ``target``; ``source`` must already build (the
     caller checks it as every command does, for the same one-line errors)."""
     from ..factory import prepared_registry
@@ -305,7 +308,7 @@ def migrate(source: AlgorithmSource, *, target: Target, feature_gates: FeatureGa
     for entry in kept:
         m.priority(entry, winner)
     _lists(m, algo)
-    _fields(m, algo)
+    _fields(m, algo, hard_pod_affinity_symmetric_weight)
     _cluster_rules(m, algo)
     _queue(m, feature_gates)
     m.finish_args()
@@ -334,15 +337,21 @@ def _lists(m: Migrator, algo: Algorithm) -> None:
               "them round-robin; with no Score plugin v1 picks one of them at random")
 
 
-def _fields(m: Migrator, algo: Algorithm) -> None:
-    if algo.hard_weight:
+def _fields(m: Migrator, algo: Algorithm, flag_weight: int) -> None:
+    """The Policy's top-level fields; ``flag_weight`` is ``--hard-pod-affinity-symmetric-weight`` (1.9 uses it
+    when the Policy leaves the field 0)."""
+    name, weight = "hardPodAffinitySymmetricWeight", algo.hard_weight
+    if not weight and flag_weight != DEFAULT_HARD_WEIGHT:
+        name, weight = "--hard-pod-affinity-symmetric-weight", flag_weight
+    if weight:
+        kind = "field" if name == "hardPodAffinitySymmetricWeight" else "flag"
         if "InterPodAffinity" in m.profile.weights:
-            to = [m.profile.set_args("InterPodAffinity", hardPodAffinityWeight=algo.hard_weight)]
-            m.add("hardPodAffinitySymmetricWeight", "field", EXACT, to,
+            to = [m.profile.set_args("InterPodAffinity", hardPodAffinityWeight=weight)]
+            m.add(name, kind, EXACT, to,
                   "InterPodAffinityArgs.hardPodAffinityWeight: existing pods' required affinity terms count as "
                   "preferred terms of this weight")
         else:
-            m.add("hardPodAffinitySymmetricWeight", "field", IMPLICIT, [],
+            m.add(name, kind, IMPLICIT, [],
                   "only InterPodAffinityPriority reads it, and this Policy does not name it (no effect in 1.9 either)")
     for path in algo.policy.ignored_keys if algo.policy is not None else ():
         if path == "alwaysCheckAllPredicates":

@@ -161,6 +161,17 @@ def test_hard_pod_affinity_weight_goes_to_the_plugin_args_when_the_priority_read
     assert "InterPodAffinity" not in enabled(data)
 
 
+def test_the_hard_weight_flag_is_used_where_the_policy_leaves_the_field_unset(tmp_path):
+    data = migrated(tmp_path, None, "--algorithm-provider", "DefaultProvider", "--hard-pod-affinity-symmetric-weight", "5")
+    assert args_of(data, "InterPodAffinity") == {"hardPodAffinityWeight": 5}
+    assert entry(data, "--hard-pod-affinity-symmetric-weight")["kind"] == "flag"
+    data = migrated(tmp_path, {"priorities": [{"name": "InterPodAffinityPriority", "weight": 1}],
+                               "hardPodAffinitySymmetricWeight": 7}, "--hard-pod-affinity-symmetric-weight", "5")
+    assert args_of(data, "InterPodAffinity") == {"hardPodAffinityWeight": 7}  # the Policy's field wins, as in 1.9
+    result = run("--hard-pod-affinity-symmetric-weight", "500")
+    assert result.exit_code == 2 and "must be in the range 1-100" in result.stderr
+
+
 def test_absent_priorities_mean_none_and_preemption_follows_pod_priority(tmp_path):
     data = migrated(tmp_path, {"predicates": [{"name": "PodFitsResources"}]}, "--rules", "1.9")
     assert entry(data, "priorities")["status"] == "implicit" and "absent" in entry(data, "priorities")["note"]
