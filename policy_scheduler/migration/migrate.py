@@ -159,8 +159,8 @@ class Migrator:
         from ..plugins import source_json
 
         source = source_json(self.registry, kind, name)
-        where = (f"registered by {source['distribution']} {source['version']}" if isinstance(source, dict)
-                 else "a 1.9 algorithm")
+        where = (f"registered by {source['distribution']} {source['version']} ({source['entry_point']})"
+                 if isinstance(source, dict) else "not a 1.9 algorithm")
         return (f"{where} with no v1 plugin: write it as a scheduling-framework {point} plugin, "
                 f"or serve it from an HTTP extender")
 

@@ -283,3 +283,23 @@ def _write(tmp_path: Path, policy: dict[str, Any]) -> Path:
     path = tmp_path / f"policy-{len(list(tmp_path.iterdir()))}.json"
     path.write_text(json.dumps({"kind": "Policy", "apiVersion": "v1", **policy}))
     return path
+
+
+def test_an_algorithm_without_a_v1_plugin_is_dropped_with_where_it_came_from():
+    from algorithmprovider.defaults import register_defaults
+    from policy_scheduler.algorithm_source import from_provider
+    from policy_scheduler.features import FeatureGates
+    from policy_scheduler.migration import migrate, parse_target
+    from policy_scheduler.registry import Registry
+
+    reg = Registry()
+    register_defaults(reg)
+    reg.register_fit_predicate("RackHasPower", lambda pod, meta, node_info: (True, []))
+    reg.register_priority_function2("PreferCheapNodes", lambda pod, meta, node_info: 0, None, 2)
+    reg.register_algorithm_provider("Custom", {"PodFitsResources", "RackHasPower"}, {"PreferCheapNodes"})
+    data = migrate(from_provider("Custom"), target=parse_target("1.32"), feature_gates=FeatureGates(),
+                   registry=reg).as_dict()
+    rack, cheap = entry(data, "RackHasPower"), entry(data, "PreferCheapNodes")
+    assert rack["status"] == cheap["status"] == "dropped"
+    assert "Filter plugin" in rack["note"] and "Score plugin" in cheap["note"] and "HTTP extender" in rack["note"]
+    assert entry(data, "PodFitsResources")["status"] == "exact"
