@@ -522,7 +522,7 @@ def test_agreement(server, scenario_id, our_outcome, tmp_path):
         agree = mine.hosts == theirs.hosts
     label = scenario.id + (f" (--rules {scenario.rules})" if scenario.rules != "1.9" else "") \
         + (" (vacuous, see note)" if scenario.id in VACUOUS else "") \
-        + (" (known disagreement, reported)" if scenario.disagreement else "")
+        + (" (disagreement: why it is approximate)" if scenario.disagreement else "")
     RESULTS.append(Row(label, f"{scenario.entry} ({status})", server.version, mine.describe(scenario.kind),
                        theirs.describe(scenario.kind), agree))
 
