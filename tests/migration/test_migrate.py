@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from policy_scheduler.api import load_policy_file
 from policy_scheduler.cli import main
-from policy_scheduler.migration.extenders import go_duration
+from policy_scheduler.kube.gosyntax import parse_go_duration
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -202,16 +202,20 @@ def test_extenders_map_field_by_field(tmp_path):
     assert data["configuration"]["extenders"] == [{
         "urlPrefix": "https://127.0.0.1:8888/ext", "filterVerb": "filter", "prioritizeVerb": "prioritize",
         "bindVerb": "bind", "weight": 3, "enableHTTPS": True, "tlsConfig": {"insecure": True, "serverName": "ext"},
-        "httpTimeout": "1500ms", "nodeCacheCapable": True,
+        "httpTimeout": "1.5s", "nodeCacheCapable": True,
         "managedResources": [{"name": "example.com/gpu", "ignoredByScheduler": True}], "ignorable": True}]
     ext = entry(data, "https://127.0.0.1:8888/ext")
-    assert ext["status"] == "exact" and "enableHTTPS" in ext["note"] and "1500ms" in ext["note"]
+    assert ext["status"] == "exact" and "enableHTTPS" in ext["note"] and "1.5s" in ext["note"]
 
 
-@pytest.mark.parametrize(("ns", "text"), [(3_000_000_000, "3s"), (1_500_000_000, "1500ms"), (90 * 10**9, "90s"),
-                                          (120 * 10**9, "2m"), (7_200 * 10**9, "2h"), (250_000, "250us"), (7, "7ns")])
-def test_go_duration(ns, text):
-    assert go_duration(ns) == text
+@pytest.mark.parametrize(("ns", "text"), [(3_000_000_000, "3s"), (1_500_000_000, "1.5s"), (90 * 10**9, "1m30s"),
+                                          (7_200 * 10**9, "2h0m0s"), (250_000, "250µs"), (7, "7ns")])
+def test_http_timeout_is_the_duration_go_writes(tmp_path, ns, text):
+    """Go's Duration.String, as kube-scheduler writes the field back, and exactly the Policy's nanoseconds."""
+    data = migrated(tmp_path, {"extenders": [{"urlPrefix": "http://127.0.0.1:9/x", "filterVerb": "f", "weight": 1,
+                                              "httpTimeout": ns}]})
+    timeout = data["configuration"]["extenders"][0]["httpTimeout"]
+    assert timeout == text and round(parse_go_duration(timeout) * 10**9) == ns
 
 
 def test_yaml_is_the_configuration_and_each_inexact_entry_gets_a_stderr_line():
