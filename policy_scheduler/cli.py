@@ -582,7 +582,7 @@ def report(result_file: str, output_path: str | None) -> None:
     click.echo(f"report written to {target}", err=True)
 
 
-# -- the daemon -------------------------------------------------------------------------------------
+# -- migration ------------------------------------------------------------------------------------
 @main.command()
 @click.option("--policy-config-file", default=None, help="File with scheduler policy configuration.")
 @click.option("--policy-configmap", default=None, help="Name of the ConfigMap holding the Policy (key policy.cfg).")
@@ -638,6 +638,7 @@ def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, ku
         sys.exit(1)
 
 
+# -- the daemon -------------------------------------------------------------------------------------
 def _run_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
     from .kube.flags import run_flags
 

@@ -32,6 +32,12 @@ MIGRATE_KIND = "MigrateResult"
 #: PodTopologySpread's ``System`` defaults, written out when they join ``List`` constraints.
 SYSTEM_SPREAD = ({"maxSkew": 3, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
                  {"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"})
+#: The ``from`` of the entries for what 1.9 did that no Policy entry names.
+SCORES_ALL_NODES = "(1.9 scores every feasible node)"
+CLUSTER_SPREAD = "(cluster rules: topologySpreadConstraints)"
+CLUSTER_GATES = "(cluster rules: schedulingGates)"
+QUEUE = "(scheduling queue)"
+PREEMPTION = "(feature gate PodPriority: preemption)"
 #: ``--hard-pod-affinity-symmetric-weight``'s default, and v1's ``hardPodAffinityWeight``'s.
 DEFAULT_HARD_WEIGHT = 1
 #: The weight the engine gives PodTopologySpread's score for pods with their own soft constraints.
@@ -358,7 +364,7 @@ def _fields(m: Migrator, algo: Algorithm, flag_weight: int) -> None:
             m.add(path, "field", DROPPED, [],
                   "1.9 ignores it (1.10 added it) and v1 has no such field: filters stop at the first one a node "
                   "fails, and the failure message gives that plugin's reason")
-    m.add("(1.9 scores every feasible node)", "implicit", IMPLICIT,
+    m.add(SCORES_ALL_NODES, "implicit", IMPLICIT,
           [{"field": "percentageOfNodesToScore", "value": 100}],
           "v1 samples nodes on large clusters by default; 100 scores them all")
 
@@ -382,28 +388,28 @@ def _cluster_rules(m: Migrator, algo: Algorithm) -> None:
             note += f"; v1 has one weight per plugin: here {weight}, that of the spreading priority above"
         to += m.uses((("PodTopologySpread", SCORE),), weight or CLUSTER_SPREAD_WEIGHT)
     if to:
-        m.add("(cluster rules: topologySpreadConstraints)", "implicit", status, to, note)
+        m.add(CLUSTER_SPREAD, "implicit", status, to, note)
     if m.target.has("SchedulingGates"):
         note = "pods with spec.schedulingGates wait, as under --rules cluster"
         if m.target.minor == 26:
             note += "; in 1.26 only with the scheduler's and API server's gate PodSchedulingReadiness"
-        m.add("(cluster rules: schedulingGates)", "implicit", IMPLICIT,
+        m.add(CLUSTER_GATES, "implicit", IMPLICIT,
               [m.profile.enable("SchedulingGates", "preEnqueue")], note)
 
 
 def _queue(m: Migrator, gates: FeatureGates) -> None:
     to = [m.profile.enable("PrioritySort", "queueSort"), m.profile.enable("DefaultBinder", "bind")]
     if gates.enabled("PodPriority"):
-        m.add("(scheduling queue)", "implicit", IMPLICIT, to, "pods in priority order, then arrival, as 1.9's "
+        m.add(QUEUE, "implicit", IMPLICIT, to, "pods in priority order, then arrival, as 1.9's "
               "priority queue with PodPriority")
         to = [m.profile.enable("DefaultPreemption", "postFilter"),
               m.profile.set_args("DefaultPreemption", minCandidateNodesPercentage=100, minCandidateNodesAbsolute=0)]
-        m.add("(feature gate PodPriority: preemption)", "implicit", APPROXIMATE, to,
+        m.add(PREEMPTION, "implicit", APPROXIMATE, to,
               "DefaultPreemption with every node a candidate, as 1.9: it also refuses to preempt for pods with "
               "preemptionPolicy Never and picks among nodes by its own later criteria (PDB violations, then the "
               "victims' priorities and start times)")
     else:
-        m.add("(scheduling queue)", "implicit", APPROXIMATE, to,
+        m.add(QUEUE, "implicit", APPROXIMATE, to,
               "v1 always orders the queue by pod priority, then arrival; 1.9 without PodPriority took pods in "
               "arrival order (the same while pods share one priority). DefaultPreemption stays off: 1.9 "
               "preempted only with PodPriority")

@@ -148,20 +148,19 @@ def _cases(registry: Any) -> Iterator[Case]:
 def _implicit_cases() -> Iterator[Case]:
     """What 1.9 did unasked: the entries of an empty Policy, then those that change with PodPriority or a
     spreading priority."""
+    from .migrate import CLUSTER_GATES, CLUSTER_SPREAD, PREEMPTION, QUEUE, SCORES_ALL_NODES
+
     empty = {"predicates": [], "priorities": []}
     yield Case("implicit: mandatory `CheckNodeCondition`", empty, source="CheckNodeCondition")
     yield Case("implicit: mandatory `CheckVolumeBinding` (`--rules cluster`)", empty, source="CheckVolumeBinding")
-    labels = ("(1.9 scores every feasible node)", "(cluster rules: topologySpreadConstraints)",
-              "(cluster rules: schedulingGates)", "(scheduling queue)")
-    for label in labels:
+    for label in (SCORES_ALL_NODES, CLUSTER_SPREAD, CLUSTER_GATES, QUEUE):
         yield Case(f"implicit: {label}", empty, source=label, kind="implicit")
     spread = {"predicates": [], "priorities": [{"name": "SelectorSpreadPriority", "weight": 1}]}
-    yield Case("implicit: (cluster rules: topologySpreadConstraints) with `SelectorSpreadPriority` weight 1", spread,
-               source=labels[1], kind="implicit")
-    yield Case("implicit: (scheduling queue) with `PodPriority=true`", empty, gates="PodPriority=true",
-               source=labels[3], kind="implicit")
-    yield Case("implicit: (feature gate PodPriority: preemption)", empty, gates="PodPriority=true",
-               source="(feature gate PodPriority: preemption)", kind="implicit")
+    yield Case(f"implicit: {CLUSTER_SPREAD} with `SelectorSpreadPriority` weight 1", spread,
+               source=CLUSTER_SPREAD, kind="implicit")
+    yield Case(f"implicit: {QUEUE} with `PodPriority=true`", empty, gates="PodPriority=true",
+               source=QUEUE, kind="implicit")
+    yield Case(f"implicit: {PREEMPTION}", empty, gates="PodPriority=true", source=PREEMPTION, kind="implicit")
 
 
 def _row(case: Case, target: Any, registry: Any) -> Row | None:

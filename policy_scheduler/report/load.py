@@ -44,7 +44,7 @@ def _shape_kind(data: dict[str, Any]) -> str | None:
 
 
 def detect_kind(data: Any, source: str = "result") -> str:
-    """``SimulateResult``, ``ExplainResult``, ``CapacityResult``, ``CompareResult`` or ``migrate``."""
+    """``SimulateResult``, ``ExplainResult``, ``CapacityResult``, ``CompareResult`` or ``MigrateResult``."""
     if not isinstance(data, dict):
         raise ReportInputError(
             f"{source}: not a policy-scheduler result: expected a JSON object, got {_json_type(data)}")
