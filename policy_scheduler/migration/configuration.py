@@ -17,6 +17,12 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 
 
+def args_item(plugin: str, **values: Any) -> dict[str, Any]:
+    """A mapping ``to`` item: the arguments one entry contributes to ``plugin`` (arguments several entries
+    share are set once, when all have been seen)."""
+    return {"pluginConfig": plugin, "args": values}
+
+
 @dataclass
 class ProfileBuilder:
     """The plugins, decisions, weights and plugin arguments the mapping entries ask for."""
@@ -40,7 +46,7 @@ class ProfileBuilder:
     def set_args(self, plugin: str, **values: Any) -> dict[str, Any]:
         """Set top-level fields of ``plugin``'s arguments. Returns the mapping's ``to`` item."""
         self.args.setdefault(plugin, {}).update(values)
-        return {"pluginConfig": plugin, "args": values}
+        return args_item(plugin, **values)
 
     def score_weight(self, plugin: str) -> int | None:
         return self.weights.get(plugin)

@@ -9,7 +9,7 @@ from ..algorithm_source import AlgorithmSource
 from ..api.types import ExtenderConfig, Policy, PredicatePolicy, PriorityPolicy
 from ..features import FeatureGates
 from ..registry import Registry
-from .configuration import ProfileBuilder, configuration
+from .configuration import ProfileBuilder, args_item, configuration
 from .extenders import v1_extender
 from .rules import (
     APPROXIMATE,
@@ -191,8 +191,8 @@ class Migrator:
         expressions = [{"key": label, "operator": operator} for label in args.labels]
         self.required_expressions.extend(expressions)
         to = self.uses((("NodeAffinity", FILTER),))
-        to.append({"pluginConfig": "NodeAffinity", "args": {"addedAffinity": {AFFINITY_REQUIRED: {
-            "nodeSelectorTerms": [{"matchExpressions": expressions}]}}}})
+        to.append(args_item("NodeAffinity", addedAffinity={AFFINITY_REQUIRED: {
+            "nodeSelectorTerms": [{"matchExpressions": expressions}]}}))
         self.add(entry.name, "predicate", APPROXIMATE, to,
                  f"NodeAffinityArgs.addedAffinity requires node labels {', '.join(args.labels)} "
                  f"{'present' if args.presence else 'absent'} for every pod of the profile, as 1.9 did; but "
@@ -213,7 +213,7 @@ class Migrator:
             to = self.uses(rule.uses, entry.weight)
             if entry.name in ("SelectorSpreadPriority", "ServiceSpreadingPriority"):
                 self.spread_system = True
-                to.append({"pluginConfig": "PodTopologySpread", "args": {"defaultingType": "System"}})
+                to.append(args_item("PodTopologySpread", defaultingType="System"))
             self.add(entry.name, "priority", rule.status, to, rule.note)
         else:
             self.add(entry.name, "priority", DROPPED, [], self.unknown("priority", entry.name, "Score"))
@@ -236,8 +236,7 @@ class Migrator:
         constraint = {"maxSkew": 1, "topologyKey": label, "whenUnsatisfiable": "ScheduleAnyway"}
         self.spread_constraints.append(constraint)
         to = self.uses((("PodTopologySpread", SCORE),), entry.weight)
-        to.append({"pluginConfig": "PodTopologySpread", "args": {"defaultingType": "List",
-                                                                 "defaultConstraints": [constraint]}})
+        to.append(args_item("PodTopologySpread", defaultingType="List", defaultConstraints=[constraint]))
         self.add(entry.name, "priority", APPROXIMATE, to,
                  f"PodTopologySpread's List default constraint on {label} (maxSkew 1, ScheduleAnyway): it spreads the "
                  "pods of Services, ReplicationControllers, ReplicaSets and StatefulSets (1.9: Services only), "
@@ -251,7 +250,7 @@ class Migrator:
                 "preference": {"matchExpressions": [{"key": args.label, "operator": operator}]}}
         self.preferred_terms.append(term)
         to = self.uses((("NodeAffinity", SCORE),), self.label_preference_weight)
-        to.append({"pluginConfig": "NodeAffinity", "args": {"addedAffinity": {AFFINITY_PREFERRED: [term]}}})
+        to.append(args_item("NodeAffinity", addedAffinity={AFFINITY_PREFERRED: [term]}))
         note = (f"a preferred term ({args.label} {operator}, weight {term['weight']}) in NodeAffinityArgs."
                 "addedAffinity: NodeAffinity's score sums it with the pod's own preferred terms and normalises the "
                 "sum to the best node, where 1.9 gave a fixed 0 or 10 per label; NodeAffinity weighs "
