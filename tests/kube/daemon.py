@@ -206,6 +206,12 @@ class Cluster:
                 return c
         return None
 
+    def wait_condition(self, name: str, reason: str, timeout: float = 30.0, type_: str = "PodScheduled") -> dict[str, Any]:
+        """The pod's condition once its reason is ``reason``: a scheduler writes the condition and records the
+        event independently (both in the background), so seeing the event says nothing of the condition."""
+        return wait_until(lambda: (c := self.condition(name, type_)) is not None and c.get("reason") == reason and c,
+                          timeout, what=f"{name}'s {type_} condition with reason {reason}")
+
     def put_configmap(self, namespace: str, name: str, data: dict[str, str]) -> None:
         body = {"metadata": {"name": name, "namespace": namespace}, "data": data}
         try:

@@ -16,7 +16,6 @@ import pytest
 from policy_scheduler.kube.rest import MERGE_PATCH
 
 from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
-from .envtest import start_server
 from .reference import ReferenceScheduler
 
 #: The apiserver flags that keep the fields: gates (1.26 alpha) and dynamic resource allocation.
@@ -39,10 +38,9 @@ PRIORITY = ("--feature-gates", "PodPriority=true")
 
 
 @pytest.fixture(params=("1.26", "1.32"), ids=lambda v: f"k8s-{v}")
-def modern(request, tmp_path_factory):
-    server = start_server(request.param, tmp_path_factory.mktemp(f"envtest-{request.param}"), *MODERN_ARGS[request.param])
-    yield server
-    server.stop()
+def modern(request, envtest_pool):
+    with envtest_pool.leased(request.param, *MODERN_ARGS[request.param]) as server:
+        yield server
 
 
 def gated_pod(name: str, cpu: str, *gates: str) -> dict[str, Any]:
@@ -174,8 +172,8 @@ def test_a_never_pod_does_not_preempt_and_a_preempting_one_does(modern, tmp_path
     try:
         messages = wait_until(lambda: failed_scheduling(cluster, "never"), 30, what="never's FailedScheduling")
         assert set(messages) == {NEVER_MESSAGE}  # (two workers may write the same event twice, not correlated)
-        condition = cluster.condition("never")
-        assert (condition["reason"], condition["message"]) == ("Unschedulable", NEVER_MESSAGE)
+        condition = cluster.wait_condition("never", "Unschedulable")
+        assert condition["message"] == NEVER_MESSAGE
         time.sleep(2)
         low = cluster.get_pod("low")
         assert low is not None and not low["metadata"].get("deletionTimestamp"), "the low pod was preempted"
@@ -236,9 +234,8 @@ def test_a_pod_with_resource_claims_is_not_bound_and_the_event_names_the_field(m
 
 
 # -- upstream's 1.26 kube-scheduler on the same pods ---------------------------------------------------------
-def test_upstream_1_26_says_the_same_for_gated_and_never_pods(tmp_path_factory):
-    server = start_server("1.26", tmp_path_factory.mktemp("envtest-upstream"),
-                          "--apiserver-arg=--feature-gates=PodSchedulingReadiness=true")
+def test_upstream_1_26_says_the_same_for_gated_and_never_pods(tmp_path_factory, envtest_pool):
+    server = envtest_pool.lease("1.26", *MODERN_ARGS["1.26"])
     upstream = None
     try:
         cluster = Cluster(server.rest())
@@ -248,8 +245,8 @@ def test_upstream_1_26_says_the_same_for_gated_and_never_pods(tmp_path_factory):
                                       feature_gates="PodSchedulingReadiness=true").start()
         messages = wait_until(lambda: failed_scheduling(cluster, "never"), 60, what="upstream's FailedScheduling")
         assert messages[0] == NEVER_MESSAGE, upstream.log()
-        condition = cluster.condition("never")
-        assert (condition["reason"], condition["message"]) == ("Unschedulable", NEVER_MESSAGE)
+        condition = cluster.wait_condition("never", "Unschedulable")
+        assert condition["message"] == NEVER_MESSAGE
         assert not cluster.get_pod("low")["metadata"].get("deletionTimestamp")
         condition, events = observe_gated(cluster, "gated", 2)
         assert (condition["status"], condition["reason"], condition["message"]) == ("False", GATED_REASON, GATED_MESSAGE)
@@ -264,4 +261,4 @@ def test_upstream_1_26_says_the_same_for_gated_and_never_pods(tmp_path_factory):
     finally:
         if upstream is not None:
             upstream.stop()
-        server.stop()
+        envtest_pool.release(server)

@@ -10,17 +10,15 @@ from __future__ import annotations
 import pytest
 
 from .daemon import Cluster, DaemonProcess, node, pod, wait_until
-from .envtest import start_server
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 HOSTNAME = "kubernetes.io/hostname"
 
 
 @pytest.fixture
-def apiserver_126(tmp_path_factory):
-    server = start_server("1.26", tmp_path_factory.mktemp("envtest-1.26"))
-    yield server
-    server.stop()
+def apiserver_126(envtest_pool):
+    with envtest_pool.leased("1.26") as server:
+        yield server
 
 
 @pytest.fixture
@@ -151,8 +149,7 @@ def test_nobody_provisions_timeout_requeues_and_frees_the_node(apiserver_126, cl
         wait_until(lambda: [e for e in cluster.events("FailedScheduling") if e["message"] == message], 60,
                    what="the timeout's FailedScheduling event")
         assert cluster.placements()["a"] == ""
-        condition = cluster.condition("a")
-        assert condition is not None and (condition["status"], condition["reason"]) == ("False", "SchedulerError")
+        assert cluster.wait_condition("a", "SchedulerError")["status"] == "False"
         # Re-queued: the pod is tried again (the annotation stays, as upstream leaves it, so on the same node).
         wait_until(lambda: daemon.log().count("Failed to bind volumes pod=default/a") >= 2, 60, what="a retried")
         assert (get_claim(cluster, "data-a")["metadata"]["annotations"] or {})[SELECTED_NODE] == "node-a"
