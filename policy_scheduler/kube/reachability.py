@@ -156,12 +156,13 @@ class Reachability:
         return False, f"GET {path}: {status}"
 
     def _mark_unreachable(self, detail: str) -> None:
-        self._down_since = self._monotonic()
-        log.warning("API server %s unreachable (%s): scheduling paused, binds with unknown outcome kept assumed",
-                    self.rest.host, detail)
+        # The gauge first: whoever sees ``reachable`` False (a test, the scheduling loop) finds it already at 0.
         if self.metrics is not None:
             self.metrics.api_server_reachable.set(0)
             self.metrics.api_server_outages.inc()
+        self._down_since = self._monotonic()
+        log.warning("API server %s unreachable (%s): scheduling paused, binds with unknown outcome kept assumed",
+                    self.rest.host, detail)
 
     def _mark_reachable(self) -> None:
         assert self._down_since is not None
