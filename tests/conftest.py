@@ -4,6 +4,7 @@ and under ``CI=true`` or ``POLICY_SCHEDULER_REQUIRE_BROWSER=1`` so does a skippe
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -13,6 +14,20 @@ _skipped_browser: list[str] = []
 
 def _browser_required() -> bool:
     return os.environ.get("CI", "").lower() == "true" or os.environ.get("POLICY_SCHEDULER_REQUIRE_BROWSER") == "1"
+
+
+#: Workers per core under ``-n auto`` (setup.cfg's addopts): most of a test's time is spent waiting on real
+#: servers and processes, and the cores are what bounds the suite (measured in the note of issue 29: 2, 4 and 6
+#: workers on 2 cores).
+WORKERS_PER_CORE = 2
+
+
+def pytest_xdist_auto_num_workers(config) -> int | None:
+    """``-n auto``: WORKERS_PER_CORE per core this process may run on; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (read by
+    pytest-xdist itself) overrides it."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return WORKERS_PER_CORE * len(os.sched_getaffinity(0))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -40,3 +55,14 @@ def pytest_terminal_summary(terminalreporter) -> None:
             f"FAILED: {len(_skipped_browser)} browser test(s) were skipped (CI=true or POLICY_SCHEDULER_REQUIRE_BROWSER=1): "
             + ", ".join(_skipped_browser), red=True,
         )
+
+
+@pytest.fixture(scope="session")
+def envtest_pool(tmp_path_factory) -> Iterator:
+    """The real API servers this pytest process shares between its tests (``tests/kube/envtest_pool.py``);
+    all stopped at the end of the session."""
+    from tests.kube.envtest_pool import EnvtestPool
+
+    pool = EnvtestPool(tmp_path_factory.mktemp("envtest-pool"))
+    yield pool
+    pool.close()

@@ -8,26 +8,24 @@ import pytest
 from policy_scheduler.kube.client import api_client
 from policy_scheduler.kube.rest import RestClient
 
-from .envtest import POD_PRIORITY_ARGS, VERSIONS, start_server
+from .envtest import POD_PRIORITY_ARGS, VERSIONS
 from .faultproxy import FaultProxy
 
 
 @pytest.fixture(params=VERSIONS, ids=lambda v: f"k8s-{v}")
-def apiserver(request, tmp_path_factory):
-    """A fresh real API server (etcd + kube-apiserver) per test, on each shipped version."""
-    server = start_server(request.param, tmp_path_factory.mktemp(f"envtest-{request.param}"))
-    yield server
-    server.stop()
+def apiserver(request, envtest_pool):
+    """A real API server (etcd + kube-apiserver) holding only what a new one holds, on each shipped version:
+    the process's shared server of that version, reset to its baseline (``envtest_pool.py``)."""
+    with envtest_pool.leased(request.param) as server:
+        yield server
 
 
 @pytest.fixture(params=VERSIONS, ids=lambda v: f"k8s-{v}")
-def priority_apiserver(request, tmp_path_factory):
-    """A fresh real API server that serves PriorityClasses and sets ``spec.priority`` from them (1.10 started
-    with the alpha API, gate and admission plugin), on each shipped version."""
-    server = start_server(request.param, tmp_path_factory.mktemp(f"envtest-{request.param}"),
-                          *POD_PRIORITY_ARGS[request.param])
-    yield server
-    server.stop()
+def priority_apiserver(request, envtest_pool):
+    """A real API server that serves PriorityClasses and sets ``spec.priority`` from them (1.10 started
+    with the alpha API, gate and admission plugin), on each shipped version, as ``apiserver``."""
+    with envtest_pool.leased(request.param, *POD_PRIORITY_ARGS[request.param]) as server:
+        yield server
 
 
 @pytest.fixture

@@ -11,8 +11,10 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,6 +81,19 @@ class EnvtestServer:
 
     def stop(self, keep_data: bool = False) -> None:
         self._run("stop", *(("--keep-data",) if keep_data else ()))
+
+    def alive(self) -> bool:
+        """Whether both processes recorded for this server still run."""
+        return subprocess.run([sys.executable, str(self.script), "status", "--dir", str(self.dir)],
+                              capture_output=True, timeout=30).returncode == 0
+
+    def etcd_request(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST ``body`` to etcd's JSON gateway (``/v3alpha`` on 1.10's etcd 3.2.13, ``/v3`` on 3.4)."""
+        prefix = "/v3alpha" if self.version == "1.10" else "/v3"
+        request = urllib.request.Request(f"{self.etcd}{prefix}{path}", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as r:
+            return json.loads(r.read())
 
     def rest(self, **kw) -> RestClient:
         return RestClient(api_client(self.kubeconfig), **{"qps": 0, "burst": 1, **kw})

@@ -8,15 +8,12 @@ pod ends up bound (within its nodes' capacity), and the API server accepted exac
 
 from __future__ import annotations
 
-import json
 import re
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -227,16 +224,8 @@ def test_pod_recreated_elsewhere_while_the_watch_was_down_is_accounted(proxy, cl
 # -- 3. a real 410: watch cache off, etcd compacted ---------------------------------------------------
 def compact_etcd(server: EnvtestServer) -> int:
     """Compact etcd (physically) at its current revision through the JSON gateway; the revision."""
-    prefix = "/v3alpha" if server.version == "1.10" else "/v3"  # etcd 3.2.13 / 3.4
-
-    def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(f"{server.etcd}{prefix}{path}", json.dumps(body).encode(),
-                                         {"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=10) as r:
-            return json.loads(r.read())
-
-    revision = post("/kv/range", {"key": "AA=="})["header"]["revision"]
-    post("/kv/compaction", {"revision": str(revision), "physical": True})
+    revision = server.etcd_request("/kv/range", {"key": "AA=="})["header"]["revision"]
+    server.etcd_request("/kv/compaction", {"revision": str(revision), "physical": True})
     return int(revision)
 
 

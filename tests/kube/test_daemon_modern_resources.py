@@ -16,16 +16,13 @@ from policy_scheduler.kube.snapshot import read_cluster_snapshot
 from policy_scheduler.offline.simulate import simulate
 
 from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
-from .envtest import start_server
 from .reference import REFERENCE_SCHEDULER, ReferenceScheduler
 
 
 @pytest.fixture
-def server(request, tmp_path_factory):
-    version = ROWS[request.getfixturevalue("row")][0]
-    s = start_server(version, tmp_path_factory.mktemp(f"envtest-{version}"))
-    yield s
-    s.stop()
+def server(request, envtest_pool):
+    with envtest_pool.leased(ROWS[request.getfixturevalue("row")][0]) as s:
+        yield s
 
 
 def with_overhead(obj: dict[str, Any], cpu: str) -> dict[str, Any]:

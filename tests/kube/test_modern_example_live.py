@@ -17,7 +17,6 @@ from policy_scheduler.offline.examples import modern_cluster_path
 from policy_scheduler.offline.simulate import simulate
 
 from .daemon import Cluster, DaemonProcess, wait_until
-from .envtest import start_server
 from .test_daemon_modern_pods import MODERN_ARGS
 from .test_daemon_volumes import SELECTED_NODE, get_claim, provisioner_provisions
 
@@ -25,10 +24,9 @@ SCHEDULER_NAME = "default-scheduler"  # the example's pods name no scheduler
 
 
 @pytest.fixture
-def server(tmp_path_factory):
-    s = start_server("1.26", tmp_path_factory.mktemp("envtest-1.26"), *MODERN_ARGS["1.26"])
-    yield s
-    s.stop()
+def server(envtest_pool):
+    with envtest_pool.leased("1.26", *MODERN_ARGS["1.26"]) as s:
+        yield s
 
 
 def example_objects() -> list[dict[str, Any]]:

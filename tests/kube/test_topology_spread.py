@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
-from .envtest import start_server
 from .reference import ReferenceScheduler
 
 ZONE = "topology.kubernetes.io/zone"
@@ -70,10 +69,9 @@ def unschedulable(cluster: Cluster) -> list[str]:
 
 
 @pytest.fixture
-def server(tmp_path_factory):
-    s = start_server("1.26", tmp_path_factory.mktemp("envtest-1.26"))
-    yield s
-    s.stop()
+def server(envtest_pool):
+    with envtest_pool.leased("1.26") as s:
+        yield s
 
 
 def test_policy_scheduler_spreads_as_the_modern_scheduler(server, tmp_path):

@@ -31,7 +31,6 @@ from typing import Any
 import pytest
 
 from policy_scheduler.migration.rules import EXACT, PREDICATES, PRIORITIES
-from tests.kube.envtest import start_server
 
 from .agreement import (
     BETA_ZONE,
@@ -470,10 +469,9 @@ def test_every_exact_entry_has_a_scenario():
 
 # -- fixtures -------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module", params=VERSIONS, ids=lambda v: f"k8s-{v}")
-def server(request, tmp_path_factory):
-    s = start_server(request.param, tmp_path_factory.mktemp(f"envtest-{request.param}"))
-    yield s
-    s.stop()
+def server(request, envtest_pool):
+    with envtest_pool.leased(request.param) as s:
+        yield s
 
 
 _OURS: dict[str, tuple[Outcome, dict[str, Any]]] = {}

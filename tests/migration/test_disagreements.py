@@ -21,7 +21,6 @@ from click.testing import CliRunner
 from policy_scheduler.cli import main
 
 from ..kube.daemon import Cluster, node, pod, wait_until
-from ..kube.envtest import start_server
 from ..kube.reference import ReferenceScheduler
 
 MIGRATED = "migrated"
@@ -65,13 +64,13 @@ def ours(tmp_path: Path, policy: Path) -> str:
 
 
 @pytest.mark.parametrize("version", ["1.26", "1.32"], ids=lambda v: f"k8s-{v}")
-def test_inter_pod_affinity_normalisation_differs(tmp_path: Path, version: str):
+def test_inter_pod_affinity_normalisation_differs(tmp_path: Path, version: str, envtest_pool):
     policy = tmp_path / "policy.json"
     policy.write_text(json.dumps(POLICY))
     assert ours(tmp_path, policy) == "idle"
     config = json.loads(cli("migrate", "--policy-config-file", str(policy), "--rules", "1.9", "--to", version,
                             "--scheduler-name", MIGRATED, "-o", "json"))["configuration"]
-    server = start_server(version, tmp_path / "envtest")
+    server = envtest_pool.lease(version)
     scheduler = None
     try:
         cluster = Cluster(server.rest())
@@ -86,4 +85,4 @@ def test_inter_pod_affinity_normalisation_differs(tmp_path: Path, version: str):
     finally:
         if scheduler is not None:
             scheduler.stop()
-        server.stop()
+        envtest_pool.release(server)

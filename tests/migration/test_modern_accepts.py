@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from policy_scheduler.cli import main
 from policy_scheduler.migration.versions import DECISIONS, POINTS, SCORE
 from tests.kube.daemon import Cluster, node, pod, wait_until
-from tests.kube.envtest import EnvtestServer, start_server
+from tests.kube.envtest import EnvtestServer
 from tests.kube.reference import ConfigurationRefused, ReferenceScheduler, write_config_to
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
@@ -210,18 +210,18 @@ def test_extender_keys_are_v1_s_which_are_decoded_strictly(version: str, tmp_pat
 
 
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory) -> Iterator[Any]:
-    """``servers(version)``: one envtest server per line for the module, started on first use."""
+def servers(envtest_pool) -> Iterator[Any]:
+    """``servers(version)``: one envtest server per line for the module, leased on first use."""
     started: dict[str, EnvtestServer] = {}
 
     def get(version: str) -> EnvtestServer:
         if version not in started:
-            started[version] = start_server(version, tmp_path_factory.mktemp(f"envtest-{version}"))
+            started[version] = envtest_pool.lease(version)
         return started[version]
 
     yield get
     for server in started.values():
-        server.stop()
+        envtest_pool.release(server)
 
 
 @pytest.fixture
