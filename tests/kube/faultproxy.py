@@ -326,6 +326,17 @@ class FaultProxy:
         with self._lock:
             return sum(1 for s in self._streams if s.watch and not s.cut)
 
+    def informers_watching(self) -> bool:
+        """Whether every collection listed with ``resourceVersion=0`` (how an informer starts) has an open watch
+        stream now. An informer starts its watch after its list, so a client whose informers have synced may not
+        be watching yet: a fault aimed at its watches must wait for this."""
+        with self._lock:
+            listed = {split.path for method, full, status in self._log
+                      if method == "GET" and status == 200 and (split := urlsplit(full))
+                      and not _is_watch(split.path, split.query) and parse_qs(split.query).get("resourceVersion") == ["0"]}
+            watched = {s.path for s in self._streams if s.watch and not s.cut}
+        return listed <= watched
+
     # ------------------------------------------------------------------ internals
 
     def _record(self, method: str, full: str, status: int) -> None:

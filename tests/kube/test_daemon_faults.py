@@ -33,8 +33,9 @@ def cluster(apiserver: EnvtestServer) -> Cluster:
 
 @pytest.fixture
 def spawn(tmp_path: Path) -> Iterator[Spawn]:
-    """Start ``policy-scheduler run`` through a proxy and wait until its informers have synced;
-    every daemon still running at the end of the test is killed."""
+    """Start ``policy-scheduler run`` through a proxy and wait until its informers have synced and are watching
+    (the faults below cut, refuse and expire watches); every daemon still running at the end of the test is
+    killed."""
     started: list[DaemonProcess] = []
 
     def start(proxy: FaultProxy, *args: str, name: str = "daemon") -> DaemonProcess:
@@ -42,6 +43,7 @@ def spawn(tmp_path: Path) -> Iterator[Spawn]:
         daemon = DaemonProcess(kubeconfig, tmp_path, *args, name=name).start()
         started.append(daemon)
         daemon.wait_healthy()
+        wait_until(proxy.informers_watching, 10, interval=0.02, what=f"{name}'s informers watching")
         return daemon
 
     yield start
