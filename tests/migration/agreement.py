@@ -10,13 +10,15 @@ event) before the next is created.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -302,3 +304,21 @@ def markdown(rows: list[Row]) -> str:
         cells = (r.scenario, r.entry, r.version, r.ours, r.modern, "yes" if r.agree else "**NO**")
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def write_table(root: Path, title: str, rows: list[Row]) -> None:
+    """``root/migration-agreement.md``: the table of every row this test run has made. Under pytest-xdist each
+    worker holds some of the rows, so each writes its own to a file of the run's (``PYTEST_XDIST_TESTRUNUID``) and
+    renders the table from all of them, under a lock: the last worker to finish writes the whole table."""
+    root.mkdir(parents=True, exist_ok=True)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "serial")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(root / "migration-agreement.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for stale in root.glob("migration-agreement-rows-*.json"):
+            if not stale.name.startswith(f"migration-agreement-rows-{run}-"):
+                stale.unlink()
+        (root / f"migration-agreement-rows-{run}-{worker}.json").write_text(json.dumps([asdict(r) for r in rows]))
+        every = [Row(**r) for f in sorted(root.glob(f"migration-agreement-rows-{run}-*.json"))
+                 for r in json.loads(f.read_text())]
+        (root / "migration-agreement.md").write_text(f"# {title}\n\n{markdown(every)}")

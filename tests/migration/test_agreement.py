@@ -18,7 +18,7 @@ v1's), which is why the mapping calls MatchInterPodAffinity approximate: that te
 does, and that the mapping says approximate, instead of their agreement.
 
 The agreement table is printed at the end of the module, and written as markdown to
-``$POLICY_SCHEDULER_ARTIFACTS/migration-agreement.md`` when that is set.
+``$POLICY_SCHEDULER_ARTIFACTS/migration-agreement.md`` when that is set (every worker's rows, in a parallel run).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from .agreement import (
     policy,
     ready_node,
     unique_best,
+    write_table,
 )
 
 VERSIONS = ("1.26", "1.32")
@@ -499,8 +500,7 @@ def agreement_table(request):
         print(f"\n{title}\n{table}", flush=True)
     root = os.environ.get("POLICY_SCHEDULER_ARTIFACTS")
     if root:
-        Path(root).mkdir(parents=True, exist_ok=True)
-        (Path(root) / "migration-agreement.md").write_text(f"# {title}\n\n{table}")
+        write_table(Path(root), title, RESULTS)
 
 
 # -- the test -------------------------------------------------------------------------------------------
