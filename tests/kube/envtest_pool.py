@@ -89,17 +89,11 @@ class Baseline:
 
     def reset(self) -> int:
         """Back to the baseline; the number of keys deleted or written back."""
-        deletes: list[bytes] = []
-        puts: list[bytes] = []
         current = {key: revision for key, revision, _ in self._range()}
-        for key in current:
-            if key not in self.values and not key.startswith(SERVER_OWNED):
-                deletes.append(key)
-        for key, (revision, _) in self.values.items():
-            if current.get(key) != revision and not key.startswith(SERVER_OWNED):
-                puts.append(key)
+        ops = [("delete", key) for key in current if key not in self.values]
+        ops += [("put", key) for key, (revision, _) in self.values.items() if current.get(key) != revision]
+        ops = [(op, key) for op, key in ops if not key.startswith(SERVER_OWNED)]
         touched: list[_Touched] = []
-        ops = [("delete", key) for key in deletes] + [("put", key) for key in puts]
         for start in range(0, len(ops), TXN_OPS):
             chunk = ops[start:start + TXN_OPS]
             reply = self.server.etcd_request("/kv/txn", {"success": [
