@@ -6,14 +6,14 @@ engine over it. Lister methods keep upstream 1.9's selection rules and error tex
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any, Protocol
 
 from ..model.labels import SelectorError
 from ..model.node import Node
-from ..model.pod import Pod
-from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
+from ..model.pod import Pod, pod_claim_names
+from ..model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
 from .node_info import NodeInfo
 
@@ -43,6 +43,9 @@ class ClusterState:
         self.persistent_volumes: dict[str, PersistentVolume] = {}
         self.persistent_volume_claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
         self.storage_classes: dict[str, StorageClass] = {}
+        self.csi_nodes: dict[str, CSINode] = {}
+        # How many cached pods use each claim (upstream's NodeInfo.PVCRefCounts, summed over the nodes).
+        self.claim_users: Counter[tuple[str, str]] = Counter()
         # The volume binder's assumptions (upstream's PV/PVC assume caches): a PV pre-bound or a claim
         # annotated for the chosen node, in memory, until the API object catches up or it is restored.
         self.assumed_volumes: dict[str, PersistentVolume] = {}
@@ -96,6 +99,8 @@ class ClusterState:
         if pod.key in self.pods:
             raise ValueError(f"pod {pod.ref} is already in the cache")
         self.pods[pod.key] = pod
+        for claim in pod_claim_names(pod):
+            self.claim_users[(pod.namespace, claim)] += 1
         info = self.node_infos.get(pod.node_name)
         if info is None:
             info = self.node_infos[pod.node_name] = NodeInfo()
@@ -105,6 +110,11 @@ class ClusterState:
 
     def remove_pod(self, pod: Pod) -> None:
         cached = self.pods.pop(pod.key)
+        for claim in pod_claim_names(cached):
+            key = (cached.namespace, claim)
+            self.claim_users[key] -= 1
+            if not self.claim_users[key]:
+                del self.claim_users[key]
         info = self.node_infos[cached.node_name]
         info.remove_pod(cached)
         if info.node is None and not info.pods:
@@ -262,6 +272,16 @@ class ClusterState:
         if pvc is None:
             raise ListerError(f'persistentvolumeclaim "{name}" not found')
         return pvc
+
+    def put_csi_node(self, csi_node: CSINode) -> None:
+        self.csi_nodes[csi_node.name] = csi_node
+
+    def remove_csi_node(self, name: str) -> None:
+        self.csi_nodes.pop(name, None)
+
+    def get_csi_node(self, name: str) -> CSINode | None:
+        """The node's CSINode, or None (a node whose kubelet registered no CSI driver has none)."""
+        return self.csi_nodes.get(name)
 
     def get_storage_class(self, name: str) -> StorageClass:
         sc = self.storage_classes.get(name)

@@ -87,7 +87,7 @@ class Pod:
         "init_containers", "volumes", "tolerations", "affinity", "priority", "node_selector",
         "request", "container_request", "nonzero_milli_cpu", "nonzero_memory", "limits",
         "host_ports", "best_effort", "key", "rules", "overhead", "pod_level_requests", "scheduling_gates",
-        "preemption_policy", "topology_spread",
+        "preemption_policy", "topology_spread", "ephemeral_claims",
     )
 
     def __init__(self, raw: dict[str, Any], rules: Rules = Rules.CLUSTER) -> None:
@@ -120,6 +120,11 @@ class Pod:
         self.containers = _parse_containers(obj, "spec.containers", spec.get("containers"))
         self.init_containers = _parse_containers(obj, "spec.initContainers", spec.get("initContainers"))
         self.volumes: tuple[dict, ...] = _volumes(obj, spec.get("volumes"))
+        # Generic ephemeral volumes (GA 1.23): under the cluster's rules each is its claim
+        # ``<pod>-<volume>`` (``ephemeral.VolumeClaimName``), which every volume predicate then reads.
+        self.ephemeral_claims: frozenset[str] = frozenset()
+        if rules is Rules.CLUSTER and any("ephemeral" in v for v in self.volumes):
+            self.volumes, self.ephemeral_claims = _ephemeral_as_claims(self.name, self.volumes)
         self.tolerations = tuple(
             Toleration.from_dict(_toleration(obj, f"spec.tolerations[{i}]", t))
             for i, t in enumerate(obj_list_field(obj, "spec.tolerations", spec.get("tolerations")))
@@ -316,6 +321,34 @@ def _volumes(obj: str, raw: Any) -> tuple[dict, ...]:
                 continue
             check_volume_source(obj, f"spec.volumes[{i}].{key}", key, source)
     return tuple(v or {} for v in volumes)
+
+
+def pod_claim_names(pod: Pod) -> list[str]:
+    """The claims the pod's volumes name, in volume order (ephemeral volumes' under the cluster's rules)."""
+    names = []
+    for volume in pod.volumes:
+        claim = volume.get("persistentVolumeClaim")
+        if isinstance(claim, dict):
+            names.append(claim.get("claimName") or "")
+    return names
+
+
+def ephemeral_claim_name(pod_name: str, volume_name: str) -> str:
+    """``ephemeral.VolumeClaimName``: the claim the ephemeral-volume controller makes for the volume."""
+    return f"{pod_name}-{volume_name}"
+
+
+def _ephemeral_as_claims(pod_name: str, volumes: tuple[dict, ...]) -> tuple[tuple[dict, ...], frozenset[str]]:
+    """Each ``ephemeral`` volume with a ``persistentVolumeClaim`` source naming its claim added (the pod's
+    ``raw`` is untouched); the names of those claims, which the pod must own."""
+    out, claims = [], set()
+    for v in volumes:
+        if "ephemeral" in v:
+            name = ephemeral_claim_name(pod_name, v.get("name") or "")
+            v = {**v, "persistentVolumeClaim": {"claimName": name}}
+            claims.add(name)
+        out.append(v)
+    return tuple(out), frozenset(claims)
 
 
 def _toleration(obj: str, path: str, raw: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from .fields import (
     bool_field,
     check_label_selector,
     check_requirements,
+    int_field,
     obj_field,
     obj_list_field,
     object_identity,
@@ -222,6 +223,16 @@ class PersistentVolume:
         return replace(self, spec=spec, raw=raw)
 
 
+#: ``v1.ReadWriteOncePod`` (1.22 alpha, GA 1.29): one pod in the whole cluster may use the claim.
+READ_WRITE_ONCE_POD = "ReadWriteOncePod"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    uid: str
+    controller: bool
+
+
 @dataclass(frozen=True, slots=True)
 class PersistentVolumeClaim:
     name: str
@@ -233,6 +244,12 @@ class PersistentVolumeClaim:
     phase: str = ""
     deleting: bool = False  # metadata.deletionTimestamp is set
     uid: str = ""
+    access_modes: tuple[str, ...] = ()
+    owners: tuple[OwnerRef, ...] = ()
+
+    def controlled_by(self, uid: str) -> bool:
+        """``metav1.IsControlledBy``: the controller owner reference names ``uid``."""
+        return any(o.controller and o.uid == uid for o in self.owners)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PersistentVolumeClaim:
@@ -246,15 +263,19 @@ class PersistentVolumeClaim:
             sc = str_field(obj, "spec.storageClassName", spec.get("storageClassName"))
         volume_name = str_field(obj, "spec.volumeName", spec.get("volumeName"))
         str_field(obj, "metadata.uid", meta.get("uid"))
-        str_list_field(obj, "spec.accessModes", spec.get("accessModes"))
+        access_modes = tuple(str_list_field(obj, "spec.accessModes", spec.get("accessModes")))
         check_label_selector(obj, "spec.selector", spec.get("selector"))
         resources = obj_field(obj, "spec.resources", spec.get("resources"))
         resource_list_field(obj, "spec.resources.requests", resources.get("requests"))
         str_field(obj, "spec.volumeMode", spec.get("volumeMode"))
         deleting = bool(str_field(obj, "metadata.deletionTimestamp", meta.get("deletionTimestamp")))
         phase = str_field(obj, "status.phase", obj_field(obj, "status", raw.get("status")).get("phase"))
+        owners = tuple(
+            OwnerRef(str_field(obj, f"metadata.ownerReferences[{i}].uid", o.get("uid")),
+                     bool_field(obj, f"metadata.ownerReferences[{i}].controller", o.get("controller")))
+            for i, o in enumerate(obj_list_field(obj, "metadata.ownerReferences", meta.get("ownerReferences"))))
         return cls(name, namespace, volume_name, sc or "", raw, annotations.get(ANN_SELECTED_NODE), phase,
-                   deleting, meta.get("uid") or "")
+                   deleting, meta.get("uid") or "", access_modes, owners)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -301,3 +322,45 @@ class StorageClass:
             terms.append(TopologyTerm(tuple(reqs)))
         return cls(name, None if mode is None else str_field(obj, "volumeBindingMode", mode), raw, provisioner,
                    tuple(terms))
+
+
+#: ``v1.MigratedPluginsAnnotationKey``: the in-tree plugins whose volumes the node's CSI drivers serve.
+ANN_MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+
+
+@dataclass(frozen=True, slots=True)
+class CSINodeDriver:
+    name: str
+    node_id: str
+    allocatable_count: int | None  # spec.drivers[].allocatable.count (None: no limit reported)
+
+
+@dataclass(frozen=True, slots=True)
+class CSINode:
+    """A ``storage.k8s.io/v1`` CSINode (named after its node): the CSI drivers the kubelet registered there,
+    each with the number of volumes it may attach, and the in-tree plugins its annotation says are migrated
+    (read by upstream only for gated plugins; EBS, GCE PD, Azure Disk and Cinder are migrated always)."""
+
+    name: str
+    drivers: tuple[CSINodeDriver, ...]
+    migrated_plugins: frozenset[str]
+    raw: dict
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> CSINode:
+        meta, name, _, obj = object_identity("CSINode", raw, namespaced=False)
+        annotations = string_map(obj, "metadata.annotations", meta.get("annotations"))
+        spec = obj_field(obj, "spec", raw.get("spec"))
+        drivers = []
+        for i, d in enumerate(obj_list_field(obj, "spec.drivers", spec.get("drivers"))):
+            path = f"spec.drivers[{i}]"
+            allocatable = opt_obj_field(obj, f"{path}.allocatable", d.get("allocatable"))
+            count = (allocatable or {}).get("count")
+            drivers.append(CSINodeDriver(
+                str_field(obj, f"{path}.name", d.get("name")),
+                str_field(obj, f"{path}.nodeID", d.get("nodeID")),
+                None if count is None else int_field(obj, f"{path}.allocatable.count", count),
+            ))
+            str_list_field(obj, f"{path}.topologyKeys", d.get("topologyKeys"))
+        migrated = annotations.get(ANN_MIGRATED_PLUGINS, "")
+        return cls(name, tuple(drivers), frozenset(migrated.split(",")) if migrated else frozenset(), raw)
