@@ -33,7 +33,11 @@ from policy_scheduler.predicates import (
     pod_match_node_selector,
     pod_tolerates_node_taints,
 )
+from policy_scheduler.predicates.csi_limits import NAME as NODE_VOLUME_LIMITS
+from policy_scheduler.predicates.csi_limits import new_csi_limits_predicate
 from policy_scheduler.predicates.label_presence import NodeLabelChecker
+from policy_scheduler.predicates.read_write_once_pod import NAME as READ_WRITE_ONCE_POD
+from policy_scheduler.predicates.read_write_once_pod import new_read_write_once_pod_predicate
 from policy_scheduler.predicates.topology_spread import new_pod_topology_spread_predicate
 from policy_scheduler.priorities import (
     PriorityMetadataFactory,
@@ -116,6 +120,14 @@ def _volume_binding(args: PluginFactoryArgs):
 def _volume_predicate(predicate, form):
     fast_preemption.declare(predicate, _UNLESS_VOLUMES)
     return fastpath.attach(predicate, form)
+
+
+def _read_write_once_pod(args: PluginFactoryArgs):
+    return _volume_predicate(new_read_write_once_pod_predicate(args), fast_predicates.no_volumes)
+
+
+def _csi_limits(args: PluginFactoryArgs):
+    return _volume_predicate(new_csi_limits_predicate(args), fast_predicates.no_volumes)
 
 
 def _pod_affinity(args: PluginFactoryArgs):
@@ -235,6 +247,10 @@ def register_defaults(reg: Registry) -> None:
     reg.register_priority_function2("MostRequestedPriority", most_requested_priority_map, None, 1)
 
     reg.register_fit_predicate_factory(POD_TOPOLOGY_SPREAD, _pod_topology_spread_predicate)
+    # The modern cluster's volume rules 1.9 never knew (not 1.9 names; in no provider): a Policy may name
+    # them; under the cluster rules they apply to the pods they concern whatever the Policy names.
+    reg.register_fit_predicate_factory(READ_WRITE_ONCE_POD, _read_write_once_pod)
+    reg.register_fit_predicate_factory(NODE_VOLUME_LIMITS, _csi_limits)
     reg.register_priority_config_factory(
         POD_TOPOLOGY_SPREAD, PriorityConfigFactory(TOPOLOGY_SPREAD_WEIGHT, function=_pod_topology_spread_priority)
     )

@@ -71,16 +71,24 @@ def pod_scoped_algorithms(
 ) -> list[PodScoped]:
     """Under the cluster rules, what a modern cluster applies to pods carrying fields 1.9 never knew,
     when the algorithm does not name it: PodTopologySpread's filter for pods with a DoNotSchedule
-    constraint, its score (at the registered default weight, 2) for pods with a ScheduleAnyway one.
-    A Policy naming ``PodTopologySpread`` gets the named entry (and its weight) instead."""
+    constraint, its score (at the registered default weight, 2) for pods with a ScheduleAnyway one;
+    ReadWriteOncePod for pods with such a claim; NodeVolumeLimits (CSI attach limits) for pods with
+    volumes a CSI driver attaches. A Policy naming one of them gets the named entry (and its weight)."""
+    from .predicates.csi_limits import NAME as NODE_VOLUME_LIMITS
+    from .predicates.read_write_once_pod import NAME as READ_WRITE_ONCE_POD
     from .predicates.topology_spread import NAME, has_hard_constraints, has_soft_constraints
 
+    # name -> which pods it applies to, given the built predicate
+    scoped_predicates: dict[str, Callable[[Any], Callable[[Any], bool]]] = {
+        NAME: lambda _: lambda pod: bool(pod.topology_spread) and has_hard_constraints(pod),
+        READ_WRITE_ONCE_POD: lambda predicate: predicate.applies,
+        NODE_VOLUME_LIMITS: lambda predicate: predicate.applies,
+    }
     scoped: list[PodScoped] = []
-    if NAME not in predicates and NAME in reg.fit_predicates:
-        scoped.append(PodScoped(
-            applies=lambda pod: bool(pod.topology_spread) and has_hard_constraints(pod),
-            predicate=(NAME, reg.fit_predicates[NAME](args)),
-        ))
+    for name, applies in scoped_predicates.items():
+        if name not in predicates and name in reg.fit_predicates:
+            predicate = reg.fit_predicates[name](args)
+            scoped.append(PodScoped(applies=applies(predicate), predicate=(name, predicate)))
     if all(c.name != NAME for c in prioritizers) and NAME in reg.priorities:
         (config,) = reg.get_priority_function_configs([NAME], args)
         scoped.append(PodScoped(

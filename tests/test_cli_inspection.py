@@ -37,8 +37,9 @@ def test_providers_json():
 
 def test_predicates_and_priorities_listing():
     predicates = {row["name"]: row for row in json.loads(run("predicates", "-o", "json").output)}
-    assert len(predicates) == 18  # 1.9's 17 and the modern cluster's PodTopologySpread
-    assert predicates["PodTopologySpread"]["providers"] == [] and not predicates["PodTopologySpread"]["mandatory"]
+    assert len(predicates) == 20  # 1.9's 17 and the modern cluster's PodTopologySpread, ReadWriteOncePod, NodeVolumeLimits
+    for modern in ("PodTopologySpread", "ReadWriteOncePod", "NodeVolumeLimits"):
+        assert predicates[modern]["providers"] == [] and not predicates[modern]["mandatory"]
     assert predicates["CheckNodeCondition"]["mandatory"] is True
     assert predicates["PodFitsPorts"]["providers"] == []
     priorities = {row["name"]: row for row in json.loads(run("priorities", "-o", "json").output)}

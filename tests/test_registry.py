@@ -42,14 +42,16 @@ def test_registration_overwrites_silently():
 
 def test_default_registrations():
     """registry.md §5: 17 predicates and 11 priorities with default gates; 1.9's provider key sets. Plus the
-    modern cluster's PodTopologySpread (a predicate and a priority, default weight 2), in no provider."""
+    modern cluster's PodTopologySpread (a predicate and a priority, default weight 2), ReadWriteOncePod and
+    NodeVolumeLimits (predicates), in no provider."""
     reg = Registry()
     register_defaults(reg)
     assert reg.list_registered_fit_predicates() == sorted([
         "CheckNodeCondition", "CheckNodeDiskPressure", "CheckNodeMemoryPressure", "CheckVolumeBinding",
         "GeneralPredicates", "HostName", "MatchInterPodAffinity", "MatchNodeSelector", "MaxAzureDiskVolumeCount",
         "MaxEBSVolumeCount", "MaxGCEPDVolumeCount", "NoDiskConflict", "NoVolumeZoneConflict", "PodFitsHostPorts",
-        "PodFitsPorts", "PodFitsResources", "PodToleratesNodeTaints", "PodTopologySpread",
+        "PodFitsPorts", "PodFitsResources", "PodToleratesNodeTaints", "PodTopologySpread", "ReadWriteOncePod",
+        "NodeVolumeLimits",
     ])
     assert reg.list_registered_priority_functions() == sorted([
         "BalancedResourceAllocation", "EqualPriority", "ImageLocalityPriority", "InterPodAffinityPriority",
@@ -57,7 +59,8 @@ def test_default_registrations():
         "SelectorSpreadPriority", "ServiceSpreadingPriority", "TaintTolerationPriority", "PodTopologySpread",
     ])
     assert reg.priorities["PodTopologySpread"].weight == 2
-    assert all("PodTopologySpread" not in p.fit_predicate_keys | p.priority_function_keys for p in reg.providers.values())
+    for modern in ("PodTopologySpread", "ReadWriteOncePod", "NodeVolumeLimits"):
+        assert all(modern not in p.fit_predicate_keys | p.priority_function_keys for p in reg.providers.values())
     assert reg.mandatory_fit_predicates == {"CheckNodeCondition"}
     assert reg.priorities["NodePreferAvoidPodsPriority"].weight == 10000
     default = reg.get_algorithm_provider("DefaultProvider")

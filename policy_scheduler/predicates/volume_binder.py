@@ -4,8 +4,9 @@
 ``RevertAssumedPodVolumes``, ``checkBindings``; ``component-helpers/storage/volume`` ``FindMatchingVolume``,
 ``CheckNodeAffinity``, ``IsDelayBindingMode``, ``GetBindVolumeToClaim``).
 
-Which pods it decides for: every pod with an unbound claim of a ``WaitForFirstConsumer`` class, or a
-claim bound to a PV with the GA ``spec.nodeAffinity`` (both things 1.9 never knew); with the
+Which pods it decides for: every pod with an unbound claim of a ``WaitForFirstConsumer`` class, a
+claim bound to a PV with the GA ``spec.nodeAffinity``, or a generic ephemeral volume (its claim
+``<pod>-<volume>`` must exist and be owned by the pod; all things 1.9 never knew); with the
 ``VolumeScheduling`` gate on, every pod with claims (the alpha gate became this). Other pods keep 1.9's
 decisions (:func:`applies`). For a pod it decides for, on each node:
 
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING
 from ..cache.cluster import ListerError
 from ..errors import PredicateError
 from ..model.labels import SelectorError, label_selector
+from ..model.pod import pod_claim_names
 from ..model.volumes import match_topology_selector_terms
 from .metadata import PredicateMetadata, require_node
 from .reasons import ERR_VOLUME_BIND_CONFLICT, ERR_VOLUME_NODE_CONFLICT
@@ -62,6 +64,7 @@ log = logging.getLogger(__name__)
 
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 UNBOUND_IMMEDIATE_CLAIMS = "pod has unbound immediate PersistentVolumeClaims"
+EPHEMERAL_CLAIM_MISSING = 'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
 NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
 DEFAULT_BIND_TIMEOUT = 600.0  # VolumeBindingArgs.bindTimeoutSeconds
 
@@ -70,13 +73,9 @@ class VolumeBindingError(Exception):
     """The volumes of an assumed pod cannot be (or were not) bound; the pod goes back to the queue."""
 
 
-def pod_claim_names(pod: Pod) -> list[str]:
-    names = []
-    for volume in pod.volumes:
-        claim = volume.get("persistentVolumeClaim")
-        if isinstance(claim, Mapping):
-            names.append(claim.get("claimName") or "")
-    return names
+def ephemeral_not_owned(pod: Pod, pvc: PersistentVolumeClaim) -> str:
+    """``ephemeral.VolumeIsForPod``'s error: a claim of the ephemeral volume's name the pod does not own."""
+    return f"PVC {pvc.namespace}/{pvc.name} was not created for pod {pod.namespace}/{pod.name} (pod is not owner)"
 
 
 def delay_binding_mode(cluster: ClusterState, pvc: PersistentVolumeClaim) -> bool:
@@ -104,7 +103,7 @@ def applies(cluster: ClusterState, pod: Pod, all_claims: bool = False) -> bool:
     names = pod_claim_names(pod)
     if not names:
         return False
-    if all_claims:
+    if all_claims or pod.ephemeral_claims:
         return True
     for name in names:
         try:
@@ -182,10 +181,15 @@ class ClusterVolumeBinder:
         delayed: list[PersistentVolumeClaim] = []
         immediate = False
         for name in pod_claim_names(pod):
+            ephemeral = name in pod.ephemeral_claims
             try:
                 pvc = self.cluster.get_pvc(pod.namespace, name)
             except ListerError as e:
+                if ephemeral:  # normal right after the pod is created
+                    raise PredicateError(EPHEMERAL_CLAIM_MISSING.format(name=name)) from None
                 raise PredicateError(str(e)) from None
+            if ephemeral and not pvc.controlled_by(pod.uid):
+                raise PredicateError(ephemeral_not_owned(pod, pvc))
             if pvc.phase == "Lost":
                 raise PredicateError(f'persistentvolumeclaim "{pvc.name}" bound to non-existent persistentvolume "{pvc.volume_name}"')
             if pvc.deleting:

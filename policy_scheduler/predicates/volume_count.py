@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cache.cluster import ListerError
 from ..errors import ConfigurationError, PredicateError
+from ..model.csi_translation import AWS_EBS, AZURE_DISK, GCE_PD, is_csi_migration_on
 from .metadata import PredicateMetadata
 from .reasons import ERR_MAX_VOLUME_COUNT_EXCEEDED
 
@@ -49,10 +50,12 @@ _INT_RE = re.compile(r"[+-]?[0-9]+")
 
 @dataclass(frozen=True, slots=True)
 class VolumeFilter:
-    """Where a volume kind keeps its id, inline (``volume[source][key]``) and in a PV spec."""
+    """Where a volume kind keeps its id, inline (``volume[source][key]``) and in a PV spec, and the
+    in-tree plugin a modern cluster migrates to CSI (``IsMigrated``)."""
 
     source: str
     id_key: str
+    plugin: str
 
     def filter_volume(self, volume: Mapping[str, Any]) -> str | None:
         src = volume.get(self.source)
@@ -62,9 +65,9 @@ class VolumeFilter:
         return self.filter_volume(pv.spec)
 
 
-EBS_VOLUME_FILTER = VolumeFilter("awsElasticBlockStore", "volumeID")
-GCE_PD_VOLUME_FILTER = VolumeFilter("gcePersistentDisk", "pdName")
-AZURE_DISK_VOLUME_FILTER = VolumeFilter("azureDisk", "diskName")
+EBS_VOLUME_FILTER = VolumeFilter("awsElasticBlockStore", "volumeID", AWS_EBS.name)
+GCE_PD_VOLUME_FILTER = VolumeFilter("gcePersistentDisk", "pdName", GCE_PD.name)
+AZURE_DISK_VOLUME_FILTER = VolumeFilter("azureDisk", "diskName", AZURE_DISK.name)
 
 _FILTERS: dict[str, tuple[VolumeFilter, int]] = {
     EBS_VOLUME_FILTER_TYPE: (EBS_VOLUME_FILTER, DEFAULT_MAX_EBS_VOLUMES),
@@ -105,13 +108,17 @@ def random_volume_id_prefix() -> str:
 
 
 class MaxPDVolumeCountChecker:
-    """``MaxPDVolumeCountChecker``: counts distinct volume ids of one kind on a node."""
+    """``MaxPDVolumeCountChecker``: counts distinct volume ids of one kind on a node. Under the cluster's
+    rules a node that has a CSINode (the plugin migrated there) is left to NodeVolumeLimits (1.26's
+    ``nonCSILimits.Filter``), which counts those volumes against the CSI driver's limit."""
 
-    def __init__(self, volume_filter: VolumeFilter, max_volumes: int, cluster: ClusterState, prefix: str) -> None:
+    def __init__(self, volume_filter: VolumeFilter, max_volumes: int, cluster: ClusterState, prefix: str,
+                 cluster_rules: bool = False) -> None:
         self.filter = volume_filter
         self.max_volumes = max_volumes
         self.cluster = cluster
         self.random_volume_id_prefix = prefix
+        self.cluster_rules = cluster_rules
 
     def filter_volumes(self, volumes: Iterable[Mapping[str, Any]], namespace: str, ids: set[str]) -> None:
         """Add the ids of the relevant volumes to ``ids``; a PVC without a name is an error."""
@@ -154,6 +161,9 @@ class MaxPDVolumeCountChecker:
         self.filter_volumes(pod.volumes, pod.namespace, new)
         if not new:
             return True, []
+        if self.cluster_rules and node_info is not None and node_info.node is not None and is_csi_migration_on(
+                self.cluster.get_csi_node(node_info.node.name), self.filter.plugin):
+            return True, []
         existing: set[str] = set()
         for existing_pod in node_info.pods if node_info is not None else ():
             self.filter_volumes(existing_pod.volumes, existing_pod.namespace, existing)
@@ -174,5 +184,6 @@ def new_max_pd_volume_count_predicate(filter_name: str, args: PluginFactoryArgs)
             f"Wrong filterName, Only Support {EBS_VOLUME_FILTER_TYPE} {GCE_PD_VOLUME_FILTER_TYPE} {AZURE_DISK_VOLUME_FILTER_TYPE} "
         )
     volume_filter, default = entry
-    return MaxPDVolumeCountChecker(volume_filter, get_max_vols(default), args.cluster, random_volume_id_prefix())
+    return MaxPDVolumeCountChecker(volume_filter, get_max_vols(default), args.cluster, random_volume_id_prefix(),
+                                   args.feature_gates.cluster_rules)
 
