@@ -13,6 +13,7 @@ import numpy as np
 
 from ..algorithm import MAX_PRIORITY, PluginFactoryArgs
 from ..core.affinity_terms import PREFERRED, REQUIRED_AFFINITY
+from ..features import Rules
 from ..model.labels import SelectorError
 from ..model.topology import term_namespaces
 from ..priorities import (
@@ -131,17 +132,17 @@ def node_prefer_avoid_pods(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarr
     return scores[idx]
 
 
-def _zone_ids(cols: NodeColumns) -> tuple[np.ndarray, int]:
+def _zone_ids(cols: NodeColumns, ga_labels: bool) -> tuple[np.ndarray, int]:
     def compute() -> tuple[np.ndarray, int]:
         zones: dict[str, int] = {}
         ids = np.full(len(cols.nodes), -1, dtype=I64)
         for i, node in enumerate(cols.nodes):
-            z = get_zone_key(node)
+            z = get_zone_key(node, ga_labels)
             if z:
                 ids[i] = zones.setdefault(z, len(zones))
         return ids, len(zones)
 
-    return cols.node_cached("ZoneKeys", compute)
+    return cols.node_cached(("ZoneKeys", ga_labels), compute)
 
 
 def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores | None:
@@ -158,7 +159,7 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
             per_node = np.bincount(cols.node_indices(matched.values()), minlength=len(cols.names))
             counts = per_node[idx].astype(I64)
     max_node = max(0, int(counts.max())) if counts.size else 0
-    zone_ids, n_zones = _zone_ids(cols)
+    zone_ids, n_zones = _zone_ids(cols, pod.rules is Rules.CLUSTER)
     zid = zone_ids[idx]
     has_zone = zid >= 0
     f = np.full(len(idx), float(MAX_PRIORITY), dtype=F64)

@@ -4,6 +4,10 @@
 A pod's bound PVCs must use PVs whose zone/region labels admit the node's zone/region. A PV label value
 may list several zones separated by ``__``. Unbound claims are an error, except, with the
 ``VolumeScheduling`` gate, claims of a ``WaitForFirstConsumer`` storage class (left to CheckVolumeBinding).
+
+1.9 reads the beta labels only. Under the cluster's rules the GA labels ``topology.kubernetes.io/zone``
+and ``/region`` count too, as 1.17+'s VolumeZone reads them: a node with any of the four labels is
+constrained, and a PV's beta label is matched against the node's beta label, else its GA one.
 """
 
 from __future__ import annotations
@@ -30,9 +34,14 @@ log = logging.getLogger(__name__)
 
 LABEL_ZONE_FAILURE_DOMAIN = "failure-domain.beta.kubernetes.io/zone"
 LABEL_ZONE_REGION = "failure-domain.beta.kubernetes.io/region"
+LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
+LABEL_TOPOLOGY_REGION = "topology.kubernetes.io/region"
 LABEL_MULTI_ZONE_DELIMITER = "__"
 ZONE_LABELS = (LABEL_ZONE_FAILURE_DOMAIN, LABEL_ZONE_REGION)
-
+#: 1.17+'s ``topologyLabels``: the beta labels and their GA successors.
+TOPOLOGY_LABELS = (LABEL_ZONE_FAILURE_DOMAIN, LABEL_ZONE_REGION, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_REGION)
+#: ``translateToGALabel``.
+GA_LABEL = {LABEL_ZONE_FAILURE_DOMAIN: LABEL_TOPOLOGY_ZONE, LABEL_ZONE_REGION: LABEL_TOPOLOGY_REGION}
 
 
 def label_zones_to_set(value: str) -> set[str]:
@@ -53,12 +62,13 @@ class VolumeZoneChecker:
         self.cluster = cluster
         self.volume_scheduling = volume_scheduling
         self.cluster_rules = cluster_rules
+        self.labels = TOPOLOGY_LABELS if cluster_rules else ZONE_LABELS
 
     def __call__(self, pod: Pod, meta: PredicateMetadata | None, node_info: NodeInfo | None) -> tuple[bool, list[str]]:
         if not pod.volumes:
             return True, []
         node = require_node(node_info)
-        constraints = {k: v for k, v in node.labels.items() if k in ZONE_LABELS}
+        constraints = {k: v for k, v in node.labels.items() if k in self.labels}
         if not constraints:
             return True, []
         for volume in pod.volumes:
@@ -66,7 +76,7 @@ class VolumeZoneChecker:
             if not isinstance(claim, Mapping):
                 continue
             pv = self._bound_pv(pod, claim)
-            if pv is not None and not self._pv_admits(pod, node, pv, constraints):
+            if pv is not None and not self._pv_admits(pod, node, pv, constraints, self.labels):
                 return False, [ERR_VOLUME_ZONE_CONFLICT]
         return True, []
 
@@ -104,16 +114,20 @@ class VolumeZoneChecker:
         return delays_binding(self.cluster, class_name)
 
     @staticmethod
-    def _pv_admits(pod: Pod, node: Node, pv: PersistentVolume, constraints: Mapping[str, str]) -> bool:
+    def _pv_admits(pod: Pod, node: Node, pv: PersistentVolume, constraints: Mapping[str, str],
+                   labels: tuple[str, ...]) -> bool:
         for key, value in pv.labels.items():
-            if key not in ZONE_LABELS:
+            if key not in labels:
                 continue
             try:
                 zones = label_zones_to_set(value)
             except ValueError as e:
                 log.warning('Failed to parse label for "%s": "%s". Ignoring the label. err=%s. ', key, value, e)
                 continue
-            if constraints.get(key, "") not in zones:
+            node_value = constraints.get(key)
+            if node_value is None and labels is TOPOLOGY_LABELS:
+                node_value = constraints.get(GA_LABEL.get(key, key))
+            if (node_value or "") not in zones:
                 log.debug('Won\'t schedule pod "%s" onto node "%s" due to volume "%s" (mismatch on "%s")', pod.name, node.name, pv.name, key)
                 return False
         return True

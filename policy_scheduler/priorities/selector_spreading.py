@@ -4,7 +4,8 @@
 
 Map: the number of pods on the node, in the incoming pod's namespace and not being deleted, matched by
 any selector of a Service / RC / ReplicaSet / StatefulSet that selects the incoming pod. Reduce: fewer
-matching pods score higher, per node and (with 2/3 of the weight) per zone when nodes carry zone labels.
+matching pods score higher, per node and (with 2/3 of the weight) per zone when nodes carry zone labels
+(the beta labels in 1.9; under the cluster's rules the GA ``topology.kubernetes.io`` ones first).
 
 ServiceSpreadingPriority is this priority built with ``services_only=True``. **1.9 quirk, kept on
 purpose:** the map step prefers the selectors of the shared priority metadata whenever metadata is
@@ -24,6 +25,7 @@ from ..algorithm import (
     PriorityMapFunction,
     PriorityReduceFunction,
 )
+from ..features import Rules
 from .metadata import PriorityMetadata, checked_node_info, get_selectors
 
 if TYPE_CHECKING:
@@ -33,17 +35,26 @@ if TYPE_CHECKING:
 
 LABEL_ZONE_REGION = "failure-domain.beta.kubernetes.io/region"
 LABEL_ZONE_FAILURE_DOMAIN = "failure-domain.beta.kubernetes.io/zone"
+LABEL_TOPOLOGY_REGION = "topology.kubernetes.io/region"
+LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 
 # When zone information is present, 2/3 of the weighting goes to zone spreading, 1/3 to node spreading.
 ZONE_WEIGHTING = 2.0 / 3.0
 
 
-def get_zone_key(node: Node | None) -> str:
-    """``GetZoneKey``: ``"<region>:\\x00:<zone>"``, or "" when the node has neither label."""
+def get_zone_key(node: Node | None, ga_labels: bool = False) -> str:
+    """``GetZoneKey``: ``"<region>:\\x00:<zone>"``, or "" when the node has neither label. 1.9 reads the
+    beta labels; ``ga_labels`` (the cluster's rules) reads ``topology.kubernetes.io/zone|region`` first
+    and the beta label where the GA one is absent, as 1.17+ does."""
     if node is None or not node.labels:
         return ""
-    region = node.labels.get(LABEL_ZONE_REGION, "")
-    zone = node.labels.get(LABEL_ZONE_FAILURE_DOMAIN, "")
+    labels = node.labels
+    if ga_labels:
+        region = labels.get(LABEL_TOPOLOGY_REGION, labels.get(LABEL_ZONE_REGION, ""))
+        zone = labels.get(LABEL_TOPOLOGY_ZONE, labels.get(LABEL_ZONE_FAILURE_DOMAIN, ""))
+    else:
+        region = labels.get(LABEL_ZONE_REGION, "")
+        zone = labels.get(LABEL_ZONE_FAILURE_DOMAIN, "")
     if region == "" and zone == "":
         return ""
     return region + ":\x00:" + zone
@@ -90,11 +101,12 @@ def calculate_spread_priority_reduce(
     counts_by_zone: dict[str, int] = {}
     max_count_by_node = 0
     zones: list[str] = []
+    ga_labels = pod is not None and pod.rules is Rules.CLUSTER
     for r in results:
         if r.score > max_count_by_node:
             max_count_by_node = r.score
         info = node_infos.get(r.host)
-        zone = get_zone_key(info.node if info is not None else None)
+        zone = get_zone_key(info.node if info is not None else None, ga_labels)
         zones.append(zone)
         if zone == "":
             continue
