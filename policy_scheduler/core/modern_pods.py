@@ -153,10 +153,6 @@ def _label_keys_not_merged(spec: Spec, pod: Pod) -> bool:
     return False
 
 
-def _has_ephemeral_volume(spec: Spec, pod: Pod) -> bool:
-    return any("ephemeral" in v for v in _objects(spec.get("volumes")))
-
-
 def _never(spec: Spec, pod: Pod) -> bool:
     return False
 
@@ -199,14 +195,6 @@ MODERN_FIELDS: tuple[ModernField, ...] = (
         "are not supported by this scheduler",
     ),
     ModernField(
-        "spec.volumes[].ephemeral",
-        "generic ephemeral volumes (GA 1.23): a PersistentVolumeClaim made from a template per pod",
-        True, "The modern scheduler waits for the claim `<pod>-<volume>` and places the pod by its binding "
-        "and topology; this engine does not resolve the volume to its claim.",
-        _has_ephemeral_volume,
-        "spec.volumes[].ephemeral (generic ephemeral volume) is not supported by this scheduler",
-    ),
-    ModernField(
         "spec.os.name", "the pod's operating system (GA 1.25)",
         False, "Not a scheduling constraint upstream: no kube-scheduler plugin reads it; the kubelet rejects "
         "a pod whose OS is not the node's. Select the OS with a `kubernetes.io/os` node selector, which "
@@ -217,14 +205,29 @@ MODERN_FIELDS: tuple[ModernField, ...] = (
         False, "No scheduler plugin reads it; the kubelet decides whether the node supports it.", _never,
     ),
     ModernField(
+        "spec.volumes[].ephemeral",
+        "generic ephemeral volumes (GA 1.23): a PersistentVolumeClaim made from a template per pod",
+        False, "Not refused: the volume is its claim `<pod>-<volume>`; the pod waits for the ephemeral-volume "
+        "controller to create it (`waiting for ephemeral volume controller to create the persistentvolumeclaim "
+        "\"<pod>-<volume>\"`), a claim of that name it does not own is refused as upstream refuses it, and then "
+        "it is a claim like any other (bound, or late-bound through CheckVolumeBinding).", _never,
+    ),
+    ModernField(
+        "PersistentVolumeClaim `spec.accessModes: [ReadWriteOncePod]`",
+        "a claim one pod of the whole cluster may use (1.22 alpha, GA 1.29)",
+        False, "Not refused: enforced by `ReadWriteOncePod` (upstream's VolumeRestrictions): a pod whose claim "
+        "another pod already uses fits no node, `node has pod using PersistentVolumeClaim with the same name "
+        "and ReadWriteOncePod access mode`.", _never,
+    ),
+    ModernField(
         "CSI volumes (`spec.volumes[].csi`, claims bound to `spec.csi` PersistentVolumes) and `CSINode` "
         "attach limits",
         "the modern NodeVolumeLimits plugin counts CSI volumes per driver against "
         "`CSINode.spec.drivers[].allocatable.count`",
-        False, "Not refused: the limit is the node's, not the pod's, and refusing would refuse every pod with "
-        "a CSI-backed claim. Not enforced either (CSINode objects are not read): a node at its attach "
-        "limit can be chosen, and the attach then fails there. 1.9's MaxEBSVolumeCount / "
-        "MaxGCEPDVolumeCount / MaxAzureDiskVolumeCount still count in-tree volumes.", _never,
+        False, "Not refused: enforced by `NodeVolumeLimits` (CSI PVs, in-tree EBS / GCE PD / Azure Disk / "
+        "Cinder volumes on nodes with a CSINode, unbound claims by their class's provisioner); 1.9's "
+        "MaxEBSVolumeCount / MaxGCEPDVolumeCount / MaxAzureDiskVolumeCount leave nodes with a CSINode to it.",
+        _never,
     ),
 )
 

@@ -103,17 +103,18 @@ def test_match_label_keys_are_refused_only_until_the_api_server_has_merged_them(
         assert refused(raw_pod(labels=labels, affinity=affinity)) == expected, t
 
 
-def test_generic_ephemeral_volumes_are_refused_csi_and_os_are_not():
+def test_generic_ephemeral_volumes_csi_and_os_are_not_refused():
     ephemeral = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}}}]
-    assert refused(raw_pod(volumes=ephemeral)) == ["spec.volumes[].ephemeral"]
+    assert refused(raw_pod(volumes=ephemeral)) == []
     csi = [{"name": "v", "csi": {"driver": "ebs.csi.aws.com"}}]
     assert refused(raw_pod(volumes=csi, os={"name": "windows"}, hostUsers=False)) == []
 
 
 def test_refusal_message_joins_every_refused_field():
-    raw = raw_pod(resourceClaims=[{"name": "g", "resourceClaimName": "c"}],
-                  volumes=[{"name": "s", "ephemeral": {}}])
-    assert refusal_message(Pod(raw)) == f"{MODERN_FIELDS[0].message}; {MODERN_FIELDS[4].message}"
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}
+    raw = raw_pod(resourceClaims=[{"name": "g", "resourceClaimName": "c"}], affinity=affinity)
+    assert refusal_message(Pod(raw)) == f"{MODERN_FIELDS[0].message}; {MODERN_FIELDS[2].message}"
     assert refusal_message(Pod(raw_pod())) is None
 
 
