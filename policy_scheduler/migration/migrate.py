@@ -14,6 +14,7 @@ from .extenders import v1_extender
 from .rules import (
     APPROXIMATE,
     CLOUD_LIMITS,
+    CLUSTER_RULES_PREDICATES,
     DROPPED,
     EXACT,
     IMPLICIT,
@@ -156,6 +157,8 @@ class Migrator:
             self.cloud_limits(entry.name)
         elif entry.name in PREDICATES:
             rule = PREDICATES[entry.name]
+            if self.gates.cluster_rules:
+                rule = CLUSTER_RULES_PREDICATES.get(entry.name, rule)
             note = f"(mandatory: runs whatever the Policy names) {rule.note}" if mandatory else rule.note
             self.add(entry.name, "implicit" if mandatory else "predicate", rule.status, self.uses(rule.uses), note)
         else:
@@ -173,11 +176,13 @@ class Migrator:
     def cloud_limits(self, name: str) -> None:
         plugin = CLOUD_LIMITS[name]
         csi = ("NodeVolumeLimits counts CSI volumes (and in-tree volumes once migrated to their CSI driver, GA for "
-               "EBS, GCE PD and Azure Disk) against the limit the driver reports in the node's CSINode")
+               "EBS, GCE PD and Azure Disk) against the limit the driver reports in the node's CSINode, as this "
+               "engine does under --rules cluster whatever the Policy names")
         if self.target.has(plugin):
             to = self.uses(((plugin, FILTER), ("NodeVolumeLimits", FILTER)))
             note = (f"{plugin} counts in-tree volumes against the same per-node default as 1.9 but defers to "
-                    f"NodeVolumeLimits on nodes whose CSINode reports the plugin migrated; {csi}")
+                    f"NodeVolumeLimits on nodes that have a CSINode (the plugin's migration is always on), as "
+                    f"this engine's {name} does under --rules cluster; {csi}")
             if not self.target.cloud_limits_default():
                 note += f"; {plugin} is deprecated and out of the default profile since 1.31, and gone in 1.32"
         else:

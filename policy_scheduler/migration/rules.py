@@ -44,12 +44,14 @@ PREDICATES: dict[str, Rule] = {
                               "its four checks are four plugins: NodeResourcesFit, NodeName, NodePorts, NodeAffinity"),
     "NoDiskConflict": Rule(EXACT, _filter("VolumeRestrictions"),
                            "VolumeRestrictions: the same GCE PD, AWS EBS, RBD and iSCSI conflicts "
-                           "(v1 adds ReadWriteOncePod claims, which 1.9 never saw)"),
+                           "(v1 adds ReadWriteOncePod claims, which 1.9 never saw and this engine enforces under "
+                           "--rules cluster whatever the Policy names)"),
     "NoVolumeZoneConflict": Rule(
         APPROXIMATE, _filter("VolumeZone"),
         "VolumeZone: a bound PV's failure-domain.beta.kubernetes.io zone and region must match the node's, as in "
-        "1.9; v1 also reads topology.kubernetes.io/zone and /region, which 1.9 (and this engine) ignore: PVs "
-        "provisioned since 1.17 carry only those, so v1 keeps their pods in the volume's zone where 1.9 did not"),
+        "1.9; v1 also reads topology.kubernetes.io/zone and /region, which 1.9 (and this engine under --rules 1.9) "
+        "ignore: PVs provisioned since 1.17 carry only those, so v1 keeps their pods in the volume's zone where 1.9 "
+        "did not"),
     "MatchInterPodAffinity": Rule(
         APPROXIMATE, _filter("InterPodAffinity"),
         "InterPodAffinity's filter: the same required pod affinity and anti-affinity, existing pods' anti-affinity "
@@ -133,3 +135,13 @@ SCORING_STRATEGIES = {"LeastRequestedPriority": "LeastAllocated", "MostRequested
 #: The 1.9 volume-count predicates and the in-tree plugins that replaced them (until 1.32).
 CLOUD_LIMITS = {"MaxEBSVolumeCount": "EBSLimits", "MaxGCEPDVolumeCount": "GCEPDLimits",
                 "MaxAzureDiskVolumeCount": "AzureDiskLimits"}
+
+
+#: Under ``--rules cluster`` the engine reads what 1.9 never knew as v1 does: these entries agree exactly.
+CLUSTER_RULES_PREDICATES: dict[str, Rule] = {
+    "NoVolumeZoneConflict": Rule(
+        EXACT, _filter("VolumeZone"),
+        "VolumeZone: a bound PV's zone and region labels must match the node's, the GA topology.kubernetes.io ones "
+        "as well as 1.9's failure-domain.beta.kubernetes.io ones (a PV's beta label answered by the node's beta "
+        "label, else its GA one), as this engine reads them under --rules cluster"),
+}

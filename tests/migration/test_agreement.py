@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.migration.rules import EXACT, PREDICATES, PRIORITIES
+from policy_scheduler.migration.rules import CLUSTER_RULES_PREDICATES, EXACT, PREDICATES, PRIORITIES
 
 from .agreement import (
     BETA_ZONE,
@@ -112,18 +112,21 @@ def claims(*names: str) -> list[dict[str, Any]]:
     return [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": n}} for i, n in enumerate(names)]
 
 
-def zonal_volume(zone: str, name: str | None = None) -> list[dict[str, Any]]:
-    """A PV labelled with ``zone`` and a PVC bound to it (``claim-<name>``), both Bound."""
+def zonal_volume(zone: str, name: str | None = None, label: str = BETA_ZONE) -> list[dict[str, Any]]:
+    """A PV labelled with ``zone`` (the beta label, or ``label``) and a PVC bound to it (``claim-<name>``),
+    both Bound."""
     name = name or zone
     pv, claim = f"pv-{name}", f"claim-{name}"
     return [
-        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv, "labels": {BETA_ZONE: zone}},
+        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv, "labels": {label: zone}},
          "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
                   "hostPath": {"path": f"/mnt/{name}"},
                   "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": "default",
                                "name": claim}},
          "status": {"phase": "Bound"}},
-        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": claim},
+        # bound as the PV controller binds (bind-completed: v1's VolumeBinding, which --rules cluster maps, checks it)
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": claim, "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
          "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": pv,
                   "resources": {"requests": {"storage": "1Gi"}}},
          "status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}}},
@@ -260,6 +263,21 @@ def volume_zone() -> Scenario:
          # 1.9 fails these with an error (no predicate reason); v1 says "had no pv name" / "not found"
          pending_pod("unbound-claim", volumes=claims("unbound")), pending_pod("missing-claim", volumes=claims("missing"))],
         pending={"in-z3": "volume-zone", "z1-and-z2": "volume-zone", "unbound-claim": "", "missing-claim": ""})
+
+
+def volume_zone_ga_labels() -> Scenario:
+    """PVs labelled only with the GA zone label (as provisioners label them since 1.17), nodes with both (as
+    kubelets label them): under ``--rules cluster`` the engine reads the GA label as v1's VolumeZone does."""
+    def labels(zone: str) -> dict[str, str]:
+        return {BETA_ZONE: zone, ZONE: zone}
+
+    return Scenario(
+        "volume-zone-ga", "NoVolumeZoneConflict", "predicate", policy(["NoVolumeZoneConflict"]),
+        [ready_node("n1", labels=labels("z1")), ready_node("n2", labels=labels("z2")),
+         *zonal_volume("z1", label=ZONE), *zonal_volume("z2", label=ZONE), *zonal_volume("z3", label=ZONE)],
+        [pending_pod("in-z1", volumes=claims("claim-z1")), pending_pod("in-z3", volumes=claims("claim-z3")),
+         pending_pod("in-z2", volumes=claims("claim-z2")), pending_pod("z1-and-z2", volumes=claims("claim-z1", "claim-z2"))],
+        pending={"in-z3": "volume-zone", "z1-and-z2": "volume-zone"}, rules="cluster")
 
 
 def inter_pod_affinity() -> Scenario:
@@ -451,7 +469,7 @@ def taint_toleration_priority() -> Scenario:
 
 SCENARIOS = [
     resources(), ports("PodFitsHostPorts"), ports("PodFitsPorts"), hostname(), node_selector(), general(),
-    disk_conflict(), volume_zone(), inter_pod_affinity(), inter_pod_affinity_first_pod(), taints(), topology_spread(),
+    disk_conflict(), volume_zone(), volume_zone_ga_labels(), inter_pod_affinity(), inter_pod_affinity_first_pod(), taints(), topology_spread(),
     least_requested(), most_requested(), inter_pod_affinity_priority(), hard_pod_affinity_weight(),
     node_affinity_priority(), taint_toleration_priority(), topology_spread_priority(),
 ]
@@ -511,6 +529,8 @@ def test_agreement(server, scenario_id, our_outcome, tmp_path):
     document = migrated(scenario, server.version, tmp_path)
     status = {e["from"]: e for e in document["mapping"]}[scenario.entry]["status"]
     rule = PREDICATES.get(scenario.entry) or PRIORITIES.get(scenario.entry)
+    if scenario.rules == "cluster":
+        rule = CLUSTER_RULES_PREDICATES.get(scenario.entry, rule)
     # the mapping says what rules.py says (hardPodAffinitySymmetricWeight, a field, is exact in migrate.py)
     assert status == (rule.status if rule is not None else EXACT), status
     theirs = modern(server, scenario, document["configuration"], tmp_path)
