@@ -27,6 +27,7 @@ from policy_scheduler.model.workloads import LabelSelectedController, Replicatio
 
 ZONE = "failure-domain.beta.kubernetes.io/zone"
 REGION = "failure-domain.beta.kubernetes.io/region"
+GA_ZONE = "topology.kubernetes.io/zone"  # read before the beta label by zone spreading under the cluster's rules
 HOSTNAME = "kubernetes.io/hostname"
 APPS = ["a", "b", "c"]
 TOPOLOGY_KEYS = [HOSTNAME, ZONE, REGION, "rack"]
@@ -58,6 +59,8 @@ def nodes(draw):
             labels[ZONE] = draw(st.sampled_from(["z1", "z2", "z3"]))
         if draw(st.booleans()):
             labels[REGION] = draw(st.sampled_from(["r1", "r2"]))
+        if draw(st.integers(0, 2)) == 0:
+            labels[GA_ZONE] = draw(st.sampled_from(["z1", "z2", "z4"]))
         if draw(st.booleans()):
             labels["rack"] = draw(st.sampled_from(["k1", "k2"]))
         if draw(st.booleans()):
