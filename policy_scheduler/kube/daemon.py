@@ -44,7 +44,7 @@ from .client import api_client
 from .eventhandlers import ListerHandler, NodeHandler, PodHandler
 from .events import WARNING, BackgroundWriter, EventRecorder, PodConditionUpdater, object_reference
 from .gosyntax import split_host_port
-from .informer import Reflector, Resource, served_group_versions
+from .informer import Reflector, Resource, served_resources
 from .metrics import SchedulerMetrics
 from .options import SchedulerConfiguration
 from .policy_configmap import get_policy_configmap
@@ -72,6 +72,8 @@ RESOURCES = (
     Resource("PersistentVolume", "persistentvolumes", ("v1",), namespaced=False),
     Resource("PersistentVolumeClaim", "persistentvolumeclaims", ("v1",)),
     Resource("StorageClass", "storageclasses", ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), namespaced=False),
+    # The CSI drivers' attach limits per node (GA in 1.17; older servers serve none: not watched).
+    Resource("CSINode", "csinodes", ("storage.k8s.io/v1",), namespaced=False),
 )
 # Gate PodPriority only: the budgets preemption weighs (1.9 reads policy/v1beta1; v1beta1 is gone in 1.25).
 PDB_RESOURCE = Resource("PodDisruptionBudget", "poddisruptionbudgets", ("policy/v1", "policy/v1beta1"))
@@ -217,7 +219,7 @@ class Daemon:
         served = self._discover()
         name = self.config.scheduler_name
         for resource in RESOURCES:
-            version = next((gv for gv in resource.group_versions if gv in served), None)
+            version = resource.served_version(served)
             if version is None:
                 log.warning("the API server serves no %s version this scheduler reads (%s); not watching them",
                             resource.kind, ", ".join(resource.group_versions))
@@ -242,7 +244,7 @@ class Daemon:
                 self.pod_reflector = reflector
             self.reflectors.append(reflector)
         if self.pod_priority:
-            version = next((gv for gv in PDB_RESOURCE.group_versions if gv in served), None)
+            version = PDB_RESOURCE.served_version(served)
             if version is None:
                 log.warning("the API server serves no PodDisruptionBudget version this scheduler reads (%s); "
                             "preemption will not weigh budgets", ", ".join(PDB_RESOURCE.group_versions))
@@ -260,11 +262,13 @@ class Daemon:
         for reflector in self.reflectors:
             reflector.start()
 
-    def _discover(self) -> set[str]:
+    def _discover(self) -> set[tuple[str, str]]:
+        """The (group version, resource) pairs the server serves among those the informers may watch."""
+        wanted = [gv for resource in (*RESOURCES, PDB_RESOURCE) for gv in resource.group_versions]
         delay = 0.5
         while not self.stop_event.is_set():
             try:
-                return served_group_versions(self.rest)
+                return served_resources(self.rest, wanted)
             except ApiError as e:
                 log.warning("API discovery at %s failed: %s; retrying", self.rest.host, e)
                 self.reachability.wait_retry(delay, self.stop_event)

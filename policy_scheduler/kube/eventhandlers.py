@@ -4,7 +4,7 @@ Pods: every non-terminal pod is watched (the 1.9 bug fixed by kubernetes#63003: 
 schedulers count against their nodes); assigned pods go to the cache, unassigned pods whose
 ``spec.schedulerName`` is ours go to the queue. A pod bound by the API server moves from the queue to
 the cache. Nodes go to the cache unless an update only changes heartbeat fields. The lister kinds
-(services, controllers, volumes) replace their objects in the cache's listers.
+(services, controllers, volumes, CSINodes) replace their objects in the cache's listers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..errors import ObjectError
 from ..features import Rules
 from ..model.node import Node
 from ..model.pod import Pod
-from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
+from ..model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
 from ..queue import SchedulingQueue
 
@@ -183,7 +183,7 @@ class NodeHandler:
 
 
 class ListerHandler:
-    """Services, ReplicationControllers, ReplicaSets, StatefulSets, PVs, PVCs, StorageClasses."""
+    """Services, ReplicationControllers, ReplicaSets, StatefulSets, PVs, PVCs, StorageClasses, CSINodes."""
 
     # kind -> (parse, events that may make unschedulable pods schedulable)
     KINDS: dict[str, tuple[Callable[[dict[str, Any]], Any], bool]] = {
@@ -194,6 +194,8 @@ class ListerHandler:
         "PersistentVolume": (PersistentVolume.from_dict, False),
         "PersistentVolumeClaim": (PersistentVolumeClaim.from_dict, True),
         "StorageClass": (StorageClass.from_dict, False),
+        # A new CSINode or a raised attach limit may make room (upstream's queue moves on CSINode add/update).
+        "CSINode": (CSINode.from_dict, True),
     }
 
     def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, kind: str,
@@ -216,6 +218,8 @@ class ListerHandler:
                 cluster.add_persistent_volume_claim(obj)
             elif self.kind == "StorageClass":
                 cluster.add_storage_class(obj)
+            elif self.kind == "CSINode":
+                cluster.put_csi_node(obj)
             else:
                 cluster.put_namespaced(self.kind, obj)
         if self.on_change is not None:  # the cluster's rules: a new or changed PV may fit a late-bound claim
@@ -238,6 +242,8 @@ class ListerHandler:
                 cluster.remove_persistent_volume_claim(namespace, name)
             elif self.kind == "StorageClass":
                 cluster.remove_storage_class(name)
+            elif self.kind == "CSINode":
+                cluster.remove_csi_node(name)
             else:
                 cluster.remove_namespaced(self.kind, namespace, name)
         if self.on_change is not None:  # the cluster's rules: a new or changed PV may fit a late-bound claim

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -50,10 +50,19 @@ class Resource:
     namespaced: bool = True
 
     def path(self, group_version: str, namespace: str | None = None) -> str:
-        base = f"/api/{group_version}" if group_version == "v1" else f"/apis/{group_version}"
+        base = group_version_path(group_version)
         if namespace:
             return f"{base}/namespaces/{namespace}/{self.plural}"
         return f"{base}/{self.plural}"
+
+    def served_version(self, served: set[tuple[str, str]]) -> str | None:
+        """The most preferred of the group versions that serve this resource (``served``: from
+        :func:`served_resources`), or None."""
+        return next((gv for gv in self.group_versions if (gv, self.plural) in served), None)
+
+
+def group_version_path(group_version: str) -> str:
+    return f"/api/{group_version}" if group_version == "v1" else f"/apis/{group_version}"
 
 
 def served_group_versions(rest: RestClient) -> set[str]:
@@ -63,6 +72,17 @@ def served_group_versions(rest: RestClient) -> set[str]:
         for version in group.get("versions") or ():
             served.add(version.get("groupVersion") or "")
     return served
+
+
+def served_resources(rest: RestClient, group_versions: Iterable[str]) -> set[tuple[str, str]]:
+    """``(group version, resource)`` for every resource the API server serves in ``group_versions``: a served
+    group version may lack a resource newer than itself (``storage.k8s.io/v1`` has ``csinodes`` from 1.17 only)."""
+    served = served_group_versions(rest)
+    out: set[tuple[str, str]] = set()
+    for gv in dict.fromkeys(group_versions):
+        if gv in served:
+            out.update((gv, r.get("name") or "") for r in rest.get(group_version_path(gv)).get("resources") or ())
+    return out
 
 
 def trim(obj: Any) -> Any:

@@ -13,9 +13,9 @@ from .rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
 
-# kind -> the group versions to list it from, preferred first. Kinds whose group the server may not
-# serve (PriorityClass before 1.11 without --runtime-config, PodDisruptionBudget as policy/v1 before
-# 1.21) are tried version by version; a kind no version of which is served is left out.
+# kind -> the group versions to list it from, preferred first. Kinds the server may not serve
+# (PriorityClass before 1.11 without --runtime-config, PodDisruptionBudget as policy/v1 before 1.21,
+# CSINode before 1.17) are tried version by version; a kind no version of which is served is left out.
 _LISTS: tuple[tuple[str, tuple[str, ...], str, bool], ...] = (
     # (kind, apiVersions, resource, required)
     ("Node", ("v1",), "nodes", True),
@@ -27,6 +27,7 @@ _LISTS: tuple[tuple[str, tuple[str, ...], str, bool], ...] = (
     ("PersistentVolume", ("v1",), "persistentvolumes", True),
     ("PersistentVolumeClaim", ("v1",), "persistentvolumeclaims", True),
     ("StorageClass", ("storage.k8s.io/v1",), "storageclasses", True),
+    ("CSINode", ("storage.k8s.io/v1",), "csinodes", False),
     ("PriorityClass", ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
      "priorityclasses", False),
     ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1"), "poddisruptionbudgets", False),

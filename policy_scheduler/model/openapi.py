@@ -45,6 +45,7 @@ SUCCESSORS: dict[str, str] = {
     "ReplicaSet": "apps/v1",
     "StatefulSet": "apps/v1",
     "StorageClass": "storage.k8s.io/v1",
+    "CSINode": "storage.k8s.io/v1",
     "PodDisruptionBudget": "policy/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
 }

@@ -29,14 +29,16 @@ from ..model.openapi import OpenAPIValidator
 from ..model.pod import Pod
 from ..model.priority import PriorityClass
 from ..model.validation import (
+    check_csi_node,
     check_label_selector,
     check_labels,
     check_node,
     check_persistent_volume,
+    check_persistent_volume_claim,
     check_pod,
     check_storage_class,
 )
-from ..model.volumes import PersistentVolume, PersistentVolumeClaim, StorageClass
+from ..model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
 
 # kind -> accepted apiVersions (1.9-era and current).
@@ -50,11 +52,12 @@ KINDS: dict[str, tuple[str, ...]] = {
     "PersistentVolume": ("v1",),
     "PersistentVolumeClaim": ("v1",),
     "StorageClass": ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"),
+    "CSINode": ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"),
     "ConfigMap": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1alpha1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1"),
     "PodDisruptionBudget": ("policy/v1beta1", "policy/v1"),
 }
-CLUSTER_SCOPED = {"Node", "PersistentVolume", "StorageClass", "PriorityClass"}
+CLUSTER_SCOPED = {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass"}
 MANIFEST_SUFFIXES = {".yaml", ".yml", ".json"}
 TERMINATED_PHASES = {"Succeeded", "Failed"}
 
@@ -79,6 +82,7 @@ class Snapshot:
     persistent_volumes: list[PersistentVolume] = field(default_factory=list)
     persistent_volume_claims: list[PersistentVolumeClaim] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
+    csi_nodes: list[CSINode] = field(default_factory=list)
     config_maps: list[dict] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     sources: list[str] = field(default_factory=list)
@@ -136,6 +140,8 @@ class Snapshot:
             cluster.add_persistent_volume_claim(pvc)
         for sc in self.storage_classes:
             cluster.add_storage_class(sc)
+        for csi_node in self.csi_nodes:
+            cluster.put_csi_node(csi_node)
         return cluster
 
 
@@ -342,12 +348,20 @@ def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any], api_rules: b
             check_persistent_volume(pv)
         snapshot.persistent_volumes.append(pv)
     elif kind == "PersistentVolumeClaim":
-        snapshot.persistent_volume_claims.append(PersistentVolumeClaim.from_dict(obj))
+        pvc = PersistentVolumeClaim.from_dict(obj)
+        if api_rules:
+            check_persistent_volume_claim(pvc)
+        snapshot.persistent_volume_claims.append(pvc)
     elif kind == "StorageClass":
         storage_class = StorageClass.from_dict(obj)
         if api_rules:
             check_storage_class(storage_class)
         snapshot.storage_classes.append(storage_class)
+    elif kind == "CSINode":
+        csi_node = CSINode.from_dict(obj)
+        if api_rules:
+            check_csi_node(csi_node)
+        snapshot.csi_nodes.append(csi_node)
     elif kind == "ConfigMap":
         snapshot.config_maps.append(obj)
     elif kind == "PriorityClass":

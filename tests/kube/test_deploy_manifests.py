@@ -214,6 +214,8 @@ def _seed(admin: RestClient) -> None:
     """Objects for the requests below to act on, created as admin."""
     admin.post("/api/v1/namespaces", {"metadata": {"name": WORKLOAD_NS}})
     admin.post("/api/v1/nodes", {"metadata": {"name": "n1"}})
+    admin.post("/apis/storage.k8s.io/v1/csinodes", {"metadata": {"name": "n1"}, "spec": {"drivers": [
+        {"name": "ebs.csi.aws.com", "nodeID": "i-1", "allocatable": {"count": 25}}]}})
     for pod in ("p1", "p2", "p3"):
         admin.post(f"/api/v1/namespaces/{WORKLOAD_NS}/pods", {
             "metadata": {"name": pod},
@@ -254,7 +256,8 @@ def test_scheduler_service_account_may_make_every_request_the_daemon_makes(clien
     checks = []
     for path in ("/api/v1/nodes", "/api/v1/pods", "/api/v1/services", "/api/v1/replicationcontrollers",
                  "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets", "/api/v1/persistentvolumes",
-                 "/api/v1/persistentvolumeclaims", "/apis/storage.k8s.io/v1/storageclasses"):
+                 "/api/v1/persistentvolumeclaims", "/apis/storage.k8s.io/v1/storageclasses",
+                 "/apis/storage.k8s.io/v1/csinodes"):
         checks += [(f"list {path}", lambda p=path: sa.get(p, {"limit": 1})),
                    (f"watch {path}", lambda p=path: _watch(sa, p))]
     checks += [
@@ -289,7 +292,8 @@ def test_scheduler_service_account_may_make_every_request_the_daemon_makes(clien
         ("get lock", lambda: sa.get(f"{lease}/{lock}")),
     ]
     checks += [(f"GET {path}", lambda p=path: sa.get(p))
-               for path in ("/api", "/apis", "/apis/coordination.k8s.io", "/version", "/healthz")]
+               for path in ("/api", "/apis", "/apis/coordination.k8s.io", "/version", "/healthz", "/api/v1",
+                            "/apis/apps/v1", "/apis/storage.k8s.io/v1", "/apis/policy/v1")]
     results = [(what, _status(call)) for what, call in checks]
     refused = [f"{what}: {status}" for what, status in results if status in (401, 403)]
     assert not refused, "refused: " + "; ".join(refused)
@@ -310,6 +314,9 @@ def test_scheduler_service_account_is_refused_everything_else(clients):
         ("delete node", lambda: sa.delete("/api/v1/nodes/n1")),
         ("patch node", lambda: sa.patch("/api/v1/nodes/n1", {"metadata": {"labels": {"a": "b"}}}, MERGE_PATCH)),
         ("get node", lambda: sa.get("/api/v1/nodes/n1")),
+        ("get CSINode", lambda: sa.get("/apis/storage.k8s.io/v1/csinodes/n1")),
+        ("update CSINode", lambda: sa.put("/apis/storage.k8s.io/v1/csinodes/n1",
+                                          admin.get("/apis/storage.k8s.io/v1/csinodes/n1"))),
         ("create pod", lambda: sa.post(f"/api/v1/namespaces/{WORKLOAD_NS}/pods", {
             "metadata": {"name": "new"}, "spec": {"containers": [{"name": "c", "image": "pause"}]}})),
         ("update pod", lambda: sa.put(p1, admin.get(p1))),

@@ -5,8 +5,9 @@ from __future__ import annotations
 import copy
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
-from policy_scheduler.kube.eventhandlers import NodeHandler, PodHandler
-from policy_scheduler.queue import FIFO
+from policy_scheduler.kube.eventhandlers import ListerHandler, NodeHandler, PodHandler
+from policy_scheduler.model.pod import Pod
+from policy_scheduler.queue import FIFO, PriorityQueue
 
 OURS = "policy-scheduler"
 
@@ -108,3 +109,41 @@ def test_node_heartbeats_do_not_move_unschedulable_pods():
     generation = cache.cluster.node_infos["n1"].generation
     handler.on_update(raw, beat)
     assert handler.heartbeats_skipped == 1 and cache.cluster.node_infos["n1"].generation == generation
+
+
+def raw_csi_node(name: str, count: int, rv: str = "1") -> dict:
+    return {"metadata": {"name": name, "resourceVersion": rv},
+            "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": f"i-{name}", "allocatable": {"count": count}}]}}
+
+
+def test_csinodes_reach_the_cluster_state_and_move_unschedulable_pods():
+    """A new CSINode or a raised attach limit may make room: the queue moves on add and update (upstream's
+    CSINode Add|Update cluster events); a deleted one leaves the cluster state."""
+    cache, queue = SchedulerCache(), PriorityQueue()
+    handler = ListerHandler(cache, queue, "CSINode")
+
+    def fails() -> None:  # popped, no node fits: it waits in unschedulableQ for an event that moves it
+        queue.add_unschedulable_if_not_present(queue.pop(0), True)
+        assert queue.depth() == {"active": 0, "unschedulable": 1}
+
+    queue.add(Pod(raw_pod("waiting")))
+    fails()
+    handler.on_add(raw_csi_node("n1", 25))
+    assert cache.cluster.get_csi_node("n1").drivers[0].allocatable_count == 25
+    assert queue.depth() == {"active": 1, "unschedulable": 0}
+    fails()
+    handler.on_update(raw_csi_node("n1", 25), raw_csi_node("n1", 39, rv="2"))
+    assert cache.cluster.get_csi_node("n1").drivers[0].allocatable_count == 39
+    assert queue.depth() == {"active": 1, "unschedulable": 0}
+    handler.on_delete(raw_csi_node("n1", 39, rv="2"))
+    assert cache.cluster.get_csi_node("n1") is None and cache.cluster.csi_nodes == {}
+
+
+def test_malformed_csinodes_are_logged_and_ignored(caplog):
+    cache, queue = SchedulerCache(), FIFO()
+    handler = ListerHandler(cache, queue, "CSINode")
+    bad = raw_csi_node("n1", 25)
+    bad["spec"]["drivers"][0]["allocatable"]["count"] = "many"
+    handler.on_add(bad)
+    assert cache.cluster.csi_nodes == {}
+    assert "ignoring CSINode the API server sent" in caplog.text

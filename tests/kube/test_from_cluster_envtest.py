@@ -9,6 +9,10 @@ import yaml
 from click.testing import CliRunner
 
 from policy_scheduler.cli import main
+from policy_scheduler.kube.daemon import RESOURCES
+from policy_scheduler.kube.informer import served_resources
+from policy_scheduler.kube.snapshot import read_cluster_snapshot
+from policy_scheduler.model.volumes import ANN_MIGRATED_PLUGINS
 
 from .daemon import Cluster, node, pod
 
@@ -49,3 +53,47 @@ def test_simulate_from_cluster_equals_simulate_on_its_dump(apiserver, tmp_path):
     assert live_placements == json.loads(offline.output)["placements"]
     assert len(live_placements) == 8
     assert sum(1 for p in live_placements if p["node"]) == 8
+
+
+CSI_NODE = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {
+    "name": "node-0", "annotations": {ANN_MIGRATED_PLUGINS: "kubernetes.io/aws-ebs"}},
+    "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-0a1b", "allocatable": {"count": 25},
+                          "topologyKeys": ["topology.ebs.csi.aws.com/zone"]}]}}
+
+
+def test_read_cluster_snapshot_returns_the_servers_csinodes(envtest_pool):
+    with envtest_pool.leased("1.26") as server:
+        cluster = Cluster(server.rest())
+        cluster.add_node(node("node-0"))
+        cluster.add_node(node("node-1"))
+        cluster.rest.post("/apis/storage.k8s.io/v1/csinodes", CSI_NODE)
+        snapshot = read_cluster_snapshot(server.kubeconfig)
+    (csi,) = snapshot.csi_nodes
+    assert csi.raw["apiVersion"] == "storage.k8s.io/v1" and csi.raw["metadata"]["resourceVersion"]
+    assert [(d.name, d.node_id, d.allocatable_count) for d in csi.drivers] == [("ebs.csi.aws.com", "i-0a1b", 25)]
+    assert csi.migrated_plugins == {"kubernetes.io/aws-ebs"}
+    state = snapshot.cluster_state()
+    assert state.get_csi_node("node-0") is csi and state.get_csi_node("node-1") is None
+
+
+def test_a_server_without_csinodes_is_read_without_them(envtest_pool):
+    """1.10 serves storage.k8s.io/v1 (StorageClasses) but no CSINode in any version: the daemon does not
+    watch them (discovery by resource, not by group version) and the snapshot leaves them out."""
+    with envtest_pool.leased("1.10") as server:
+        Cluster(server.rest()).add_node(node("node-0"))
+        served = served_resources(server.rest(), ["storage.k8s.io/v1", "storage.k8s.io/v1beta1"])
+        snapshot = read_cluster_snapshot(server.kubeconfig)
+    assert ("storage.k8s.io/v1", "storageclasses") in served
+    kinds = {r.kind: r for r in RESOURCES}
+    assert kinds["CSINode"].served_version(served) is None
+    assert kinds["StorageClass"].served_version(served) == "storage.k8s.io/v1"
+    assert snapshot.csi_nodes == [] and [n.name for n in snapshot.nodes] == ["node-0"]
+
+
+def test_discovery_finds_csinodes_where_they_are_served(envtest_pool):
+    with envtest_pool.leased("1.26") as server:
+        served = served_resources(server.rest(), [gv for r in RESOURCES for gv in r.group_versions])
+    assert {r.kind: r.served_version(served) for r in RESOURCES} == {
+        "Node": "v1", "Pod": "v1", "Service": "v1", "ReplicationController": "v1", "ReplicaSet": "apps/v1",
+        "StatefulSet": "apps/v1", "PersistentVolume": "v1", "PersistentVolumeClaim": "v1",
+        "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1"}
