@@ -18,11 +18,11 @@ from typing import Any
 
 from ..errors import ObjectError
 from .fields import resource_list_field
-from .labels import label_key_error, label_value_error
+from .labels import _DNS1123_SUBDOMAIN, label_key_error, label_value_error
 from .node import Node
 from .pod import Container, Pod
 from .quantity import parse_quantity
-from .volumes import PersistentVolume, StorageClass
+from .volumes import READ_WRITE_ONCE_POD, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Exists", "Equal")
@@ -30,6 +30,11 @@ LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 VOLUME_BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", READ_WRITE_ONCE_POD)
+CSI_DRIVER_NAME_MAX_LENGTH = 63
+CSI_NODE_ID_MAX_LENGTH = 256  # csiNodeIDLongerMaxLength, which 1.26's CSINode strategy allows on create
+DNS1123_SUBDOMAIN_MESSAGE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+                             "or '.', and must start and end with an alphanumeric character")
 
 
 def supported(values: tuple[str, ...]) -> str:
@@ -75,6 +80,10 @@ def check_pod(pod: Pod) -> None:
     _check_affinity(obj, spec.get("affinity") or {})
     _check_topology_spread(obj, pod)
     _check_scheduling_gates(obj, pod.scheduling_gates)
+    for i, volume in enumerate(spec.get("volumes") or []):
+        ephemeral = (volume or {}).get("ephemeral")
+        if isinstance(ephemeral, Mapping) and not ephemeral.get("volumeClaimTemplate"):
+            raise ObjectError(obj, f"spec.volumes[{i}].ephemeral.volumeClaimTemplate", "Required value")
 
 
 def _check_scheduling_gates(obj: str, gates: tuple[str, ...]) -> None:
@@ -110,6 +119,18 @@ def check_node(node: Node) -> None:
             raise ObjectError(obj, f"{path}.effect", _unsupported(t.effect, TAINT_EFFECTS))
 
 
+def check_persistent_volume_claim(pvc: PersistentVolumeClaim) -> None:
+    """``ValidatePersistentVolumeClaimSpec`` on the access modes (1.32: ReadWriteOncePod is GA and alone)."""
+    obj = f"PersistentVolumeClaim {pvc.namespace}/{pvc.name}"
+    if not pvc.access_modes:
+        raise ObjectError(obj, "spec.accessModes", "Required value: at least 1 access mode is required")
+    for mode in pvc.access_modes:
+        if mode not in ACCESS_MODES:
+            raise ObjectError(obj, "spec.accessModes", _unsupported(mode, ACCESS_MODES))
+    if READ_WRITE_ONCE_POD in pvc.access_modes and len(pvc.access_modes) > 1:
+        raise ObjectError(obj, "spec.accessModes", "Forbidden: may not use ReadWriteOncePod with other access modes")
+
+
 def check_storage_class(sc: StorageClass) -> None:
     """``ValidateStorageClass``: ``volumeBindingMode`` (nil is defaulted to ``Immediate`` before validation)
     and ``allowedTopologies`` (``validateAllowedTopologies`` / ``ValidateTopologySelectorTerm``)."""
@@ -139,6 +160,45 @@ def check_storage_class(sc: StorageClass) -> None:
         if keys in seen_terms:
             raise ObjectError(obj, path, "Duplicate value: ''")
         seen_terms.append(keys)
+
+
+def check_csi_node(csi_node: CSINode) -> None:
+    """``ValidateCSINode`` (``pkg/apis/storage/validation``, 1.26), driver by driver in its order: the name
+    (``ValidateCSIDriverName``), the nodeID, ``allocatable.count``, a name seen before, the topology keys."""
+    obj = f"CSINode {csi_node.name}"
+    raw_drivers = (csi_node.raw.get("spec") or {}).get("drivers") or []
+    names: set[str] = set()
+    for i, (driver, raw) in enumerate(zip(csi_node.drivers, raw_drivers)):
+        path = f"spec.drivers[{i}]"
+        name = driver.name
+        if not name:
+            raise ObjectError(obj, f"{path}.name", "Required value")
+        if len(name.encode()) > CSI_DRIVER_NAME_MAX_LENGTH:  # Go's len: bytes
+            raise ObjectError(obj, f"{path}.name", f"Too long: must have at most {CSI_DRIVER_NAME_MAX_LENGTH} bytes")
+        if not _DNS1123_SUBDOMAIN.match(name.lower()):
+            raise ObjectError(obj, f"{path}.name", f"Invalid value: {name!r}: {DNS1123_SUBDOMAIN_MESSAGE}")
+        if not driver.node_id:
+            raise ObjectError(obj, f"{path}.nodeID", "Required value")
+        if len(driver.node_id.encode()) > CSI_NODE_ID_MAX_LENGTH:
+            raise ObjectError(obj, f"{path}.nodeID", f"Invalid value: {driver.node_id!r}: "
+                              f"must be {CSI_NODE_ID_MAX_LENGTH} characters or less")
+        count = driver.allocatable_count
+        if count is not None and count < 0:
+            raise ObjectError(obj, f"{path}.allocatable.count",
+                              f"Invalid value: {count}: must be greater than or equal to 0")
+        if name in names:
+            raise ObjectError(obj, f"{path}.name", f"Duplicate value: {name!r}")
+        names.add(name)
+        keys: set[str] = set()
+        for key in (raw or {}).get("topologyKeys") or []:
+            if not key:
+                raise ObjectError(obj, path, "Required value")
+            if key in keys:
+                raise ObjectError(obj, path, f"Duplicate value: {key!r}")
+            keys.add(key)
+            err = label_key_error(key)
+            if err:
+                raise ObjectError(obj, path, f"Invalid value: {key!r}: {_detail(err)}")
 
 
 def check_persistent_volume(pv: PersistentVolume) -> None:

@@ -10,8 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
 from policy_scheduler.algorithm_source import from_provider
+from policy_scheduler.cli import main
 from policy_scheduler.features import FeatureGates, Rules
 from policy_scheduler.offline.simulate import explain_pod, simulate
 from policy_scheduler.offline.snapshot import Snapshot, load_objects
@@ -241,3 +244,24 @@ def test_generic_ephemeral_volume_late_bound_is_provisioned_on_the_node():
 
 def test_generic_ephemeral_volume_under_1_9_rules_is_ignored():
     assert outcomes([node("a"), pod("web", volumes=EPHEMERAL)], Rules.V1_9) == {"web": "a"}
+
+
+# -- bad input --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("obj", "where", "message"), [
+    (pod("web", volumes=[{"name": "scratch", "ephemeral": {}}]), "Pod default/web",
+     "spec.volumes[0].ephemeral.volumeClaimTemplate: Required value"),
+    (claim("data", modes=("ReadWriteOnceFoo",)), "PersistentVolumeClaim default/data",
+     "spec.accessModes: Unsupported value: 'ReadWriteOnceFoo': supported values"
+     ': "ReadOnlyMany", "ReadWriteMany", '
+     '"ReadWriteOnce", "ReadWriteOncePod"'),
+    (claim("data", modes=("ReadWriteOncePod", "ReadOnlyMany")), "PersistentVolumeClaim default/data",
+     "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"),
+    (claim("data", modes=()), "PersistentVolumeClaim default/data",
+     "spec.accessModes: Required value: at least 1 access mode is required"),
+], ids=["ephemeral-without-template", "unknown-access-mode", "read-write-once-pod-with-another", "no-access-mode"])
+def test_malformed_volumes_get_the_api_servers_message(tmp_path, obj, where, message):
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [node("a"), obj]}))
+    result = CliRunner().invoke(main, ["simulate", "--cluster", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [f"error: {path}: document 0 item 1: {where}: {message}"]
