@@ -76,7 +76,7 @@ for _reference, _form in (
     (check_node_memory_pressure, fast_predicates.check_node_memory_pressure),
     (check_node_disk_pressure, fast_predicates.check_node_disk_pressure),
     (pod_tolerates_node_taints, fast_predicates.pod_tolerates_node_taints),
-    (no_disk_conflict, fast_predicates.no_volumes),
+    (no_disk_conflict, fast_predicates.no_disk_conflict),
     (least_requested_priority_map, fast_priorities.least_requested),
     (most_requested_priority_map, fast_priorities.most_requested),
     (balanced_resource_allocation_map, fast_priorities.balanced_resource_allocation),
@@ -106,15 +106,20 @@ fastpath.attach(compute_taint_toleration_priority_map, fast_priorities.taint_tol
 
 
 def _volume_count(filter_name: str):
-    return lambda args: _volume_predicate(new_max_pd_volume_count_predicate(filter_name, args), fast_predicates.no_volumes)
+    def build(args: PluginFactoryArgs):
+        checker = new_max_pd_volume_count_predicate(filter_name, args)
+        return _volume_predicate(checker, fast_predicates.volume_count(checker))
+    return build
 
 
 def _volume_zone(args: PluginFactoryArgs):
-    return _volume_predicate(new_volume_zone_predicate(args), fast_predicates.no_volumes)
+    checker = new_volume_zone_predicate(args)
+    return _volume_predicate(checker, fast_predicates.volume_zone(checker))
 
 
 def _volume_binding(args: PluginFactoryArgs):
-    return _volume_predicate(new_volume_binding_predicate(args), fast_predicates.volume_binding(args.feature_gates))
+    checker = new_volume_binding_predicate(args)
+    return _volume_predicate(checker, fast_predicates.volume_binding(args.feature_gates, checker))
 
 
 def _volume_predicate(predicate, form):

@@ -44,6 +44,9 @@ class ClusterState:
         self.persistent_volume_claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
         self.storage_classes: dict[str, StorageClass] = {}
         self.csi_nodes: dict[str, CSINode] = {}
+        # Bumped by every change of a PV, claim, StorageClass or CSINode (assumptions included): what is
+        # derived from them may be cached until it changes.
+        self.volume_generation = 0
         # How many cached pods use each claim (upstream's NodeInfo.PVCRefCounts, summed over the nodes).
         self.claim_users: Counter[tuple[str, str]] = Counter()
         # The volume binder's assumptions (upstream's PV/PVC assume caches): a PV pre-bound or a claim
@@ -213,27 +216,33 @@ class ClusterState:
     # -- volume listers ------------------------------------------------------------------------
     def add_persistent_volume(self, pv: PersistentVolume) -> None:
         """Add or update the API object; a newer one than an assumed copy replaces the assumption."""
+        self.volume_generation += 1
         self.persistent_volumes[pv.name] = pv
         _drop_older_assumption(self.assumed_volumes, pv.name, pv)
 
     def add_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> None:
+        self.volume_generation += 1
         self.persistent_volume_claims[pvc.key] = pvc
         _drop_older_assumption(self.assumed_claims, pvc.key, pvc)
 
     def assume_persistent_volume(self, pv: PersistentVolume) -> None:
         """``pvCache.Assume``: decisions see ``pv`` until the API object is newer or it is restored."""
+        self.volume_generation += 1
         _assume(self.assumed_volumes, self.persistent_volumes, pv.name, pv,
                 f'persistentvolume "{pv.name}"', f'PersistentVolume "{pv.name}"')
 
     def assume_persistent_volume_claim(self, pvc: PersistentVolumeClaim) -> None:
+        self.volume_generation += 1
         _assume(self.assumed_claims, self.persistent_volume_claims, pvc.key, pvc,
                 f'persistentvolumeclaim "{pvc.name}"', f'PersistentVolumeClaim "{pvc.namespace}/{pvc.name}"')
 
     def restore_persistent_volume(self, name: str) -> None:
         """``pvCache.Restore``: drop the assumption; decisions see the API object again."""
+        self.volume_generation += 1
         self.assumed_volumes.pop(name, None)
 
     def restore_persistent_volume_claim(self, namespace: str, name: str) -> None:
+        self.volume_generation += 1
         self.assumed_claims.pop((namespace, name), None)
 
     def list_persistent_volumes(self) -> list[PersistentVolume]:
@@ -248,17 +257,21 @@ class ClusterState:
         return self.persistent_volume_claims.get((namespace, name))
 
     def add_storage_class(self, sc: StorageClass) -> None:
+        self.volume_generation += 1
         self.storage_classes[sc.name] = sc
 
     def remove_persistent_volume(self, name: str) -> None:
+        self.volume_generation += 1
         self.persistent_volumes.pop(name, None)
         self.assumed_volumes.pop(name, None)
 
     def remove_persistent_volume_claim(self, namespace: str, name: str) -> None:
+        self.volume_generation += 1
         self.persistent_volume_claims.pop((namespace, name), None)
         self.assumed_claims.pop((namespace, name), None)
 
     def remove_storage_class(self, name: str) -> None:
+        self.volume_generation += 1
         self.storage_classes.pop(name, None)
 
     def get_pv(self, name: str) -> PersistentVolume:
@@ -274,9 +287,11 @@ class ClusterState:
         return pvc
 
     def put_csi_node(self, csi_node: CSINode) -> None:
+        self.volume_generation += 1
         self.csi_nodes[csi_node.name] = csi_node
 
     def remove_csi_node(self, name: str) -> None:
+        self.volume_generation += 1
         self.csi_nodes.pop(name, None)
 
     def get_csi_node(self, name: str) -> CSINode | None:

@@ -10,12 +10,17 @@ import numpy as np
 from .. import predicates as reference
 from ..algorithm import InsufficientResource
 from ..core.affinity_terms import REQUIRED_ANTI_AFFINITY
+from ..errors import PredicateError
 from ..features import FeatureGates
 from ..model.labels import SelectorError
 from ..model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, NVIDIA_GPU, PODS
 from ..model.taints import NO_EXECUTE, NO_SCHEDULE
 from ..model.topology import term_namespaces
+from ..predicates.disk_conflict import may_conflict
 from ..predicates.inter_pod_affinity import PodAffinityChecker, _pod_matches_own_term
+from ..predicates.volume_binder import ClusterVolumeBindingChecker
+from ..predicates.volume_count import MaxPDVolumeCountChecker
+from ..predicates.volume_zone import VolumeZoneChecker
 
 if TYPE_CHECKING:
     from ..core.columns import NodeColumns
@@ -154,10 +159,46 @@ def no_volumes(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
     return None if pod.volumes else _all(cols)
 
 
-def volume_binding(gates: FeatureGates):
+def no_disk_conflict(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
+    """NoDiskConflict passes every node for a pod without an inline volume of a kind that can conflict."""
+    return None if may_conflict(pod) else _all(cols)
+
+
+def volume_count(checker: MaxPDVolumeCountChecker):
+    """A max-volume-count predicate passes every node for a pod with no volume of its kind."""
+    def form(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
+        if not pod.volumes:
+            return _all(cols)
+        try:
+            return None if checker.pod_volume_ids(pod) else _all(cols)
+        except PredicateError:
+            return None  # the reference raises it
+    return form
+
+
+def volume_zone(checker: VolumeZoneChecker):
+    """NoVolumeZoneConflict passes every node when no node has a zone or region label, or no PV of the pod
+    has one; otherwise (or when resolving the claims errs) the reference decides node by node."""
+    def form(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
+        if not pod.volumes:
+            return _all(cols)
+        zoned = cols.node_cached(("ZonedNodes", checker.labels), lambda: any(
+            key in node.labels for node in cols.nodes for key in checker.labels))
+        if not zoned:
+            return _all(cols)
+        try:
+            return None if checker.has_zoned_volume(pod) else _all(cols)
+        except PredicateError:
+            return None
+    return form
+
+
+def volume_binding(gates: FeatureGates, checker: Any):
     def form(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
         if not gates.enabled("VolumeScheduling") and not gates.cluster_rules:
             return _all(cols)
+        if isinstance(checker, ClusterVolumeBindingChecker) and not checker.binder.applies(pod):
+            return _all(cols)  # a pod it does not decide for (no late-bound claim, no PV node affinity)
         return no_volumes(pod, meta, cols)
 
     return form

@@ -83,9 +83,15 @@ def volume_limits(node: Node, csi_node: CSINode | None) -> dict[str, int]:
 
 
 class CSILimitsChecker:
+    """Per decision the pod's volumes are resolved once (they depend on the node only through whether it
+    has a CSINode), and each node's attached volumes and limits are kept until its pods, its CSINode or any
+    PV, claim or StorageClass change (``NodeInfo.generation``, ``ClusterState.volume_generation``)."""
+
     def __init__(self, cluster: ClusterState, prefix: str) -> None:
         self.cluster = cluster
         self.random_volume_id_prefix = prefix
+        self._pod_cache: tuple[Any, ...] = ()
+        self._node_cache: dict[str, tuple[Any, ...]] = {}
 
     def applies(self, pod: Pod) -> bool:
         """Only where a CSI limit can exist: the pod has volumes and some node has a CSINode."""
@@ -96,23 +102,47 @@ class CSILimitsChecker:
             return True, []
         node = require_node(node_info)
         csi_node = self.cluster.get_csi_node(node.name)
-        new = self.attachable_volumes(pod, csi_node, new_pod=True)
+        new = self._new_volumes(pod, csi_node)
         if not new:
             return True, []
-        limits = volume_limits(node, csi_node)
+        attached, attached_count, limits = self._node_state(node, node_info, csi_node)
         if not limits:
             return True, []
-        attached: dict[str, str] = {}
-        for existing in node_info.pods if node_info is not None else ():
-            attached.update(self.attachable_volumes(existing, csi_node, new_pod=False))
-        for unique_name in attached:
-            new.pop(unique_name, None)  # a volume already attached to the node is not attached twice
-        attached_count = Counter(attached.values())
-        for key, count in Counter(new.values()).items():
+        new_count: dict[str, int] = {}
+        for unique_name, key in new.items():
+            if unique_name not in attached:  # a volume already attached to the node is not attached twice
+                new_count[key] = new_count.get(key, 0) + 1
+        for key, count in new_count.items():
             limit = limits.get(key)
             if limit is not None and attached_count[key] + count > limit:
                 return False, [ERR_MAX_VOLUME_COUNT_EXCEEDED]
         return True, []
+
+    def _new_volumes(self, pod: Pod, csi_node: CSINode | None) -> dict[str, str]:
+        generation = self.cluster.volume_generation
+        if not self._pod_cache or self._pod_cache[0] is not pod or self._pod_cache[1] != generation:
+            self._pod_cache = (pod, generation, {})
+        by_csi_node: dict[bool, dict[str, str]] = self._pod_cache[2]
+        has_csi_node = csi_node is not None
+        if has_csi_node not in by_csi_node:
+            by_csi_node[has_csi_node] = self.attachable_volumes(pod, csi_node, new_pod=True)
+        return by_csi_node[has_csi_node]
+
+    def _node_state(self, node: Node, node_info: NodeInfo | None, csi_node: CSINode | None
+                    ) -> tuple[dict[str, str], Counter[str], dict[str, int]]:
+        """The node's attached volumes (unique name -> limit key), their count per key, and its limits."""
+        generation = (getattr(node_info, "generation", 0), self.cluster.volume_generation)
+        cached = self._node_cache.get(node.name)
+        if (cached is not None and cached[0] is node_info and cached[1] is node and cached[2] is csi_node
+                and cached[3] == generation):
+            return cached[4]
+        attached: dict[str, str] = {}
+        for existing in node_info.pods if node_info is not None else ():
+            attached.update(self.attachable_volumes(existing, csi_node, new_pod=False))
+        state = (attached, Counter(attached.values()), volume_limits(node, csi_node))
+        if node_info is not None and self.cluster.node_infos.get(node.name) is node_info:  # never preemption's copies
+            self._node_cache[node.name] = (node_info, node, csi_node, generation, state)
+        return state
 
     def attachable_volumes(self, pod: Pod, csi_node: CSINode | None, new_pod: bool) -> dict[str, str]:
         """``filterAttachableVolumes``: ``<driver>/<handle>`` -> attach-limit key, for the pod's volumes.

@@ -62,6 +62,11 @@ _RULES = (
 )
 
 
+def may_conflict(pod: Pod) -> bool:
+    """The pod has a volume of a kind that can conflict (inline GCE PD, EBS, RBD, iSCSI)."""
+    return any(_source(v, kind) is not None for v in pod.volumes for kind in _CHECKED)
+
+
 def is_volume_conflict(volume: Mapping[str, Any], existing_pod: Pod) -> bool:
     """``isVolumeConflict``: does ``volume`` conflict with any volume of ``existing_pod``?"""
     if not any(_source(volume, kind) is not None for kind in _CHECKED):

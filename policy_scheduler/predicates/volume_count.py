@@ -154,11 +154,16 @@ class MaxPDVolumeCountChecker:
             return placeholder
         return self.filter.filter_persistent_volume(pv)
 
+    def pod_volume_ids(self, pod: Pod) -> set[str]:
+        """The ids of the pod's volumes of this kind (placeholders for unresolvable claims)."""
+        ids: set[str] = set()
+        self.filter_volumes(pod.volumes, pod.namespace, ids)
+        return ids
+
     def __call__(self, pod: Pod, meta: PredicateMetadata | None, node_info: NodeInfo | None) -> tuple[bool, list[str]]:
         if not pod.volumes:
             return True, []
-        new: set[str] = set()
-        self.filter_volumes(pod.volumes, pod.namespace, new)
+        new = self.pod_volume_ids(pod)
         if not new:
             return True, []
         if self.cluster_rules and node_info is not None and node_info.node is not None and is_csi_migration_on(

@@ -80,6 +80,16 @@ class VolumeZoneChecker:
                 return False, [ERR_VOLUME_ZONE_CONFLICT]
         return True, []
 
+    def has_zoned_volume(self, pod: Pod) -> bool:
+        """Some claim of the pod is bound to a PV with a zone or region label (errors as the predicate's)."""
+        for volume in pod.volumes:
+            claim = volume.get("persistentVolumeClaim")
+            if isinstance(claim, Mapping):
+                pv = self._bound_pv(pod, claim)
+                if pv is not None and any(key in self.labels for key in pv.labels):
+                    return True
+        return False
+
     def _bound_pv(self, pod: Pod, claim: Mapping[str, Any]) -> PersistentVolume | None:
         """The PV bound to the claim; None when the claim is skipped (delayed binding); else errors."""
         claim_name = claim.get("claimName") or ""

@@ -16,9 +16,11 @@ from click.testing import CliRunner
 from policy_scheduler.algorithm_source import from_provider
 from policy_scheduler.cli import main
 from policy_scheduler.features import FeatureGates, Rules
+from policy_scheduler.model.pod import Pod
+from policy_scheduler.model.volumes import CSINode, PersistentVolume
 from policy_scheduler.offline.simulate import explain_pod, simulate
 from policy_scheduler.offline.snapshot import Snapshot, load_objects
-from policy_scheduler.predicates.csi_limits import csi_attach_limit_key
+from policy_scheduler.predicates.csi_limits import CSILimitsChecker, csi_attach_limit_key
 from policy_scheduler.predicates.read_write_once_pod import ERR_READ_WRITE_ONCE_POD_CONFLICT
 
 ZONE, ZONE_BETA = "topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"
@@ -265,3 +267,25 @@ def test_malformed_volumes_get_the_api_servers_message(tmp_path, obj, where, mes
     result = CliRunner().invoke(main, ["simulate", "--cluster", str(path)])
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines() == [f"error: {path}: document 0 item 1: {where}: {message}"]
+
+
+def test_csi_limits_see_every_change_of_pods_volumes_and_csinodes():
+    """The checker keeps each node's attached volumes between decisions: a pod added, a PV changed or a
+    CSINode changed must each be seen at once."""
+    objects = [node("a"), csi_node("a"), *bound("c0"), *bound("c1"), pod("p0", ("c0",), node_name="a")]
+    cluster = snapshot(objects, Rules.CLUSTER).cluster_state()
+    checker = CSILimitsChecker(cluster, "prefix")
+    incoming = Pod(pod("p1", ("c1",)))
+    info = cluster.node_infos["a"]
+    assert checker(incoming, None, info) == (False, ["MaxVolumeCount"])
+    cluster.put_csi_node(CSINode.from_dict(csi_node("a", count=2)))  # the limit raised
+    assert checker(incoming, None, info) == (True, [])
+    cluster.put_csi_node(CSINode.from_dict(csi_node("a", count=1)))
+    other_driver = pv("pv-c0", {"csi": {"driver": "other.example.com", "volumeHandle": "h"}})
+    cluster.add_persistent_volume(PersistentVolume.from_dict(other_driver))  # p0's volume: another driver
+    assert checker(incoming, None, info) == (True, [])
+    cluster.add_pod(Pod(pod("p2", ("c1",), node_name="a")))  # c1 attached already: the same volume
+    assert checker(incoming, None, info) == (True, [])
+    cluster.remove_pod(cluster.pods["uid-p2"])
+    cluster.add_persistent_volume(PersistentVolume.from_dict(pv("pv-c0")))
+    assert checker(incoming, None, cluster.node_infos["a"]) == (False, ["MaxVolumeCount"])
