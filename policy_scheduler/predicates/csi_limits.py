@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..cache.cluster import ListerError
 from ..errors import PredicateError
 from ..model.csi_translation import BY_NAME, TranslationError, in_tree_plugin, is_csi_migration_on
-from .metadata import PredicateMetadata, require_node
+from .metadata import PredicateMetadata, require_claim_name, require_node
 from .reasons import ERR_MAX_VOLUME_COUNT_EXCEEDED
 from .volume_binder import ephemeral_not_owned
 from .volume_count import random_volume_id_prefix
@@ -153,9 +153,7 @@ class CSILimitsChecker:
             if not isinstance(claim, Mapping):
                 self._inline_volume(volume, csi_node, result)
                 continue
-            claim_name = claim.get("claimName") or ""
-            if not claim_name:
-                raise PredicateError("PersistentVolumeClaim had no name")
+            claim_name = require_claim_name(claim)
             try:
                 pvc = self.cluster.get_pvc(pod.namespace, claim_name)
             except ListerError as e:

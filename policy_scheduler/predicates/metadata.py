@@ -277,3 +277,12 @@ def require_node(node_info: NodeInfo | None) -> Node:
     if node is None:
         raise PredicateError(NODE_NOT_FOUND)
     return node
+
+
+def require_claim_name(claim: Mapping[str, Any]) -> str:
+    """A volume's ``persistentVolumeClaim.claimName``, or :class:`PredicateError` (the volume predicates'
+    ``PersistentVolumeClaim had no name``)."""
+    name = claim.get("claimName") or ""
+    if not name:
+        raise PredicateError("PersistentVolumeClaim had no name")
+    return name

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..cache.cluster import ListerError
-from ..errors import ConfigurationError, PredicateError
+from ..errors import ConfigurationError
 from ..model.csi_translation import AWS_EBS, AZURE_DISK, GCE_PD, is_csi_migration_on
-from .metadata import PredicateMetadata
+from .metadata import PredicateMetadata, require_claim_name
 from .reasons import ERR_MAX_VOLUME_COUNT_EXCEEDED
 
 if TYPE_CHECKING:
@@ -130,9 +130,7 @@ class MaxPDVolumeCountChecker:
             claim = volume.get("persistentVolumeClaim")
             if not isinstance(claim, Mapping):
                 continue
-            claim_name = claim.get("claimName") or ""
-            if not claim_name:
-                raise PredicateError("PersistentVolumeClaim had no name")
+            claim_name = require_claim_name(claim)
             pv_id = self._pv_id_of_claim(namespace, claim_name)
             if pv_id is not None:
                 ids.add(pv_id)

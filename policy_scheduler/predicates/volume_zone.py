@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cache.cluster import ListerError
 from ..errors import PredicateError
-from .metadata import PredicateMetadata, require_node
+from .metadata import PredicateMetadata, require_claim_name, require_node
 from .reasons import ERR_VOLUME_ZONE_CONFLICT
 from .storage_class import delays_binding
 
@@ -92,9 +92,7 @@ class VolumeZoneChecker:
 
     def _bound_pv(self, pod: Pod, claim: Mapping[str, Any]) -> PersistentVolume | None:
         """The PV bound to the claim; None when the claim is skipped (delayed binding); else errors."""
-        claim_name = claim.get("claimName") or ""
-        if not claim_name:
-            raise PredicateError("PersistentVolumeClaim had no name")
+        claim_name = require_claim_name(claim)
         try:
             pvc = self.cluster.get_pvc(pod.namespace, claim_name)
         except ListerError as e:
