@@ -19,6 +19,17 @@ pods would never schedule (in any scheduler) and the anti-affinity ones would no
 terms here name ``sched-0`` and ``sched-1``: the workloads' evident intent (SchedulingPodAntiAffinity's 100
 init + 400 measured pods fill its 500 nodes one per node exactly).
 
+SchedulingCSIVolumes is upstream's SchedulingCSIPVs (``VOLUME_WORKLOADS``): nodes whose
+``nodeAllocatableStrategy`` gives each a ``CSINode`` allowing :data:`CSI_VOLUME_LIMIT` (39) volumes of the
+driver ``ebs.csi.aws.com`` (and the same count as the node's ``attachable-volumes-csi-ebs.csi.aws.com``
+allocatable), and pods of ``pod-default`` each with one claim (``pvc.yaml``: ReadOnlyMany, 1Gi,
+``bind-completed``) bound to a PV of its own (``pv-csi.yaml``: that driver, reclaim policy Retain). Upstream's
+volume factory gives the init and the measured pods' PVs the same handles (``vol-<index>`` in both
+namespaces); here every PV has a handle of its own (``vol-<pod name>``), so that each pod counts one volume.
+Upstream's harness runs a fake PV controller that completes the bindings; here each PV is created
+pre-bound to its claim and each claim names its PV, carries ``bind-completed`` and is given the ``Bound``
+phase (what that controller would have written), all before any pod of the run exists.
+
 ``spec.priority`` of ``pod-high-priority.yaml`` is a literal field; a 1.26 API server sets it only from a
 PriorityClass (a literal one is refused), so live pods name the class :data:`HIGH_PRIORITY_CLASS` (value 10)
 and offline pods carry the priority itself, as admission would have set it.
@@ -38,6 +49,10 @@ HIGH_PRIORITY_CLASS = "scheduler-perf-high"
 HIGH_PRIORITY = 10
 INIT_NAMESPACE, MEASURED_NAMESPACE = "sched-0", "sched-1"
 AFFINITY_NAMESPACES = [INIT_NAMESPACE, MEASURED_NAMESPACE]
+CSI_DRIVER = "ebs.csi.aws.com"  # nodeAllocatableStrategy's csiNodeAllocatable driver and pv-csi.yaml's
+CSI_VOLUME_LIMIT = 39  # its count (and the node's attachable-volumes-csi-ebs.csi.aws.com allocatable)
+MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
+BIND_COMPLETED_ANNOTATION = "pv.kubernetes.io/bind-completed"
 
 
 @dataclass(frozen=True)
@@ -56,8 +71,9 @@ class PodTemplate:
     grace: int | None = None
 
     def pod(self, name: str, namespace: str, scheduler_name: str, *, node_name: str | None = None,
-            literal_priority: bool = False) -> dict[str, Any]:
-        """The Pod object; ``literal_priority`` sets ``spec.priority`` as admission would (offline snapshots)."""
+            literal_priority: bool = False, claim: str | None = None) -> dict[str, Any]:
+        """The Pod object; ``literal_priority`` sets ``spec.priority`` as admission would (offline snapshots);
+        ``claim``: one volume ``vol`` of that claim (upstream's ``CreatePodWithPersistentVolume``)."""
         resources = {"cpu": self.cpu, "memory": self.memory}
         container: dict[str, Any] = {
             "name": "pause", "image": "registry.k8s.io/pause:3.9", "ports": [{"containerPort": 80}],
@@ -76,6 +92,8 @@ class PodTemplate:
             spec["terminationGracePeriodSeconds"] = self.grace
         if node_name:
             spec["nodeName"] = node_name
+        if claim:
+            spec["volumes"] = [{"name": "vol", "persistentVolumeClaim": {"claimName": claim}}]
         metadata: dict[str, Any] = {"name": name, "namespace": namespace}
         if self.labels:
             metadata["labels"] = dict(self.labels)
@@ -117,16 +135,83 @@ POD_WITH_PREFERRED_TOPOLOGY_SPREADING = PodTemplate("pod-with-preferred-topology
                                                     labels=(("color", "blue"),), topology_spread=_spread("ScheduleAnyway"))
 
 
-def node_object(name: str, *, pods: int = NODE_PODS, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    """``node-default.yaml``: capacity = allocatable cpu 4, memory 32Gi, ``pods`` pods, Ready."""
+def node_object(name: str, *, pods: int = NODE_PODS, labels: dict[str, str] | None = None,
+                allocatable: dict[str, str] | None = None) -> dict[str, Any]:
+    """``node-default.yaml``: capacity = allocatable cpu 4, memory 32Gi, ``pods`` pods, Ready; ``allocatable``
+    added to the allocatable only (as ``nodeAllocatableStrategy`` patches it)."""
     capacity = {"cpu": NODE_CPU, "memory": NODE_MEMORY, "pods": str(pods)}
     return {
         "apiVersion": "v1", "kind": "Node",
         "metadata": {"name": name, "labels": {HOSTNAME_KEY: name, **(labels or {})}},
         "spec": {},
-        "status": {"capacity": capacity, "allocatable": dict(capacity), "phase": "Running",
+        "status": {"capacity": capacity, "allocatable": {**capacity, **(allocatable or {})}, "phase": "Running",
                    "conditions": [{"type": "Ready", "status": "True"}]},
     }
+
+
+def attach_limit_key(driver: str) -> str:
+    """``GetCSIAttachLimitKey`` for a driver name of fewer than 40 characters."""
+    assert len(driver) < 40, driver
+    return f"attachable-volumes-csi-{driver}"
+
+
+@dataclass(frozen=True)
+class CSIVolumes:
+    """Upstream's SchedulingCSIPVs volumes: a ``CSINode`` per node allowing ``limit`` volumes of ``driver``, and
+    per pod a claim bound to a CSI PV of its own (``pv-csi.yaml`` + ``pvc.yaml``, bound as upstream's fake PV
+    controller binds them)."""
+
+    driver: str = CSI_DRIVER
+    limit: int = CSI_VOLUME_LIMIT
+
+    def node_allocatable(self, limit: int | None = None) -> dict[str, str]:
+        return {attach_limit_key(self.driver): str(self.limit if limit is None else limit)}
+
+    def csinode(self, node_name: str, limit: int | None = None) -> dict[str, Any]:
+        """What ``nodeAllocatableStrategy`` creates (no migrated plugins: an empty annotation)."""
+        return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+                "metadata": {"name": node_name, "annotations": {MIGRATED_PLUGINS_ANNOTATION: ""}},
+                "spec": {"drivers": [{"name": self.driver, "nodeID": node_name,
+                                      "allocatable": {"count": self.limit if limit is None else limit}}]}}
+
+    @staticmethod
+    def claim_name(pod_name: str) -> str:
+        return f"pvc-{pod_name}"
+
+    @staticmethod
+    def pv_name(namespace: str, pod_name: str) -> str:
+        """Upstream's ``<namespace>-vol-<index>``, the pod's name for the index."""
+        return f"{namespace}-vol-{pod_name}"
+
+    @staticmethod
+    def volume_handle(pod_name: str) -> str:
+        return f"vol-{pod_name}"
+
+    def persistent_volume(self, namespace: str, pod_name: str) -> dict[str, Any]:
+        """``pv-csi.yaml`` with the pod's handle, pre-bound to the pod's claim (``spec.claimRef``)."""
+        return {"apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": {"name": self.pv_name(namespace, pod_name)},
+                "spec": {"accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"},
+                         "persistentVolumeReclaimPolicy": "Retain",
+                         "csi": {"driver": self.driver, "volumeHandle": self.volume_handle(pod_name)},
+                         "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": namespace,
+                                      "name": self.claim_name(pod_name)}}}
+
+    def claim(self, namespace: str, pod_name: str) -> dict[str, Any]:
+        """``pvc.yaml`` naming its PV (``spec.volumeName``, as the PV controller's binding leaves it)."""
+        return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": self.claim_name(pod_name), "namespace": namespace,
+                             "annotations": {BIND_COMPLETED_ANNOTATION: "yes"}},
+                "spec": {"accessModes": ["ReadOnlyMany"], "resources": {"requests": {"storage": "1Gi"}},
+                         "volumeName": self.pv_name(namespace, pod_name)}}
+
+    @staticmethod
+    def pv_status() -> dict[str, Any]:
+        return {"phase": "Bound"}
+
+    @staticmethod
+    def claim_status() -> dict[str, Any]:
+        return {"phase": "Bound", "accessModes": ["ReadOnlyMany"], "capacity": {"storage": "1Gi"}}
 
 
 @dataclass(frozen=True)
@@ -142,32 +227,56 @@ class Workload:
     wait_init: bool = True  # False: upstream's skipWaitToCompletion (the init pods never fit)
     feature_gates: str = ""  # what ours needs for the workload's fields
     priority_classes: tuple[tuple[str, int], ...] = field(default=())
+    csi: CSIVolumes | None = None  # SchedulingCSIPVs' CSINodes, and a bound CSI claim per pod
 
     def node_names(self, count: int) -> list[str]:
         return [f"node-{i:05d}" for i in range(count)]
 
-    def nodes(self, count: int, seed: int = 1) -> list[dict[str, Any]]:
+    def nodes(self, count: int, seed: int = 1, csi_limit: int | None = None) -> list[dict[str, Any]]:
         rng = SplitMix64(seed)
+        allocatable = self.csi.node_allocatable(csi_limit) if self.csi else None
         out = []
         for name in self.node_names(count):
             labels = {}
             if self.zones:
                 labels[ZONE_KEY] = self.zones[rng.intn(len(self.zones))] if len(self.zones) > 1 else self.zones[0]
-            out.append(node_object(name, labels=labels))
+            out.append(node_object(name, labels=labels, allocatable=allocatable))
         return out
 
+    def csinodes(self, count: int, csi_limit: int | None = None) -> list[dict[str, Any]]:
+        """One CSINode per node (none without ``csi``); ``csi_limit`` overrides upstream's count."""
+        return [self.csi.csinode(name, csi_limit) for name in self.node_names(count)] if self.csi else []
+
+    def _claim(self, name: str) -> dict[str, Any]:
+        return {"claim": CSIVolumes.claim_name(name)} if self.csi else {}
+
     def init_pods(self, count: int, scheduler_name: str, **kw: Any) -> list[dict[str, Any]]:
-        return [self.init.pod(f"init-{i:06d}", self.namespaces[0], scheduler_name, **kw) for i in range(count)]
+        return [self.init.pod(name, self.namespaces[0], scheduler_name, **self._claim(name), **kw)
+                for name in (f"init-{i:06d}" for i in range(count))]
 
     def measured_pods(self, count: int, scheduler_name: str, **kw: Any) -> list[dict[str, Any]]:
-        return [self.measured.pod(f"pod-{i:06d}", self.namespaces[1], scheduler_name, **kw) for i in range(count)]
+        return [self.measured.pod(name, self.namespaces[1], scheduler_name, **self._claim(name), **kw)
+                for name in (f"pod-{i:06d}" for i in range(count))]
+
+    def volume_objects(self, pods: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """(PV, claim) of each pod (none without ``csi``), before their binding's statuses."""
+        if not self.csi:
+            return []
+        keys = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods]
+        return [(self.csi.persistent_volume(ns, name), self.csi.claim(ns, name)) for ns, name in keys]
 
     def snapshot_objects(self, nodes: int, init: int, measured: int, scheduler_name: str,
-                         seed: int = 1) -> list[dict[str, Any]]:
-        """Every object of one run for the offline engine: nodes, then the init and the measured pods, all
-        pending in that order (priorities set as admission would)."""
-        return (self.nodes(nodes, seed) + self.init_pods(init, scheduler_name, literal_priority=True)
-                + self.measured_pods(measured, scheduler_name, literal_priority=True))
+                         seed: int = 1, csi_limit: int | None = None) -> list[dict[str, Any]]:
+        """Every object of one run for the offline engine: nodes (and CSINodes), the pods' volumes (bound), then
+        the init and the measured pods, all pending in that order (priorities set as admission would)."""
+        init_pods = self.init_pods(init, scheduler_name, literal_priority=True)
+        measured_pods = self.measured_pods(measured, scheduler_name, literal_priority=True)
+        volumes: list[dict[str, Any]] = []
+        if self.csi:
+            for pv, claim in self.volume_objects(init_pods + measured_pods):
+                volumes += [{**pv, "status": self.csi.pv_status()}, {**claim, "status": self.csi.claim_status()}]
+        return (self.nodes(nodes, seed, csi_limit) + self.csinodes(nodes, csi_limit) + volumes + init_pods
+                + measured_pods)
 
 
 _SCHED = (INIT_NAMESPACE, MEASURED_NAMESPACE)
@@ -197,4 +306,11 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              feature_gates="PodPriority=true", priority_classes=_HIGH),
     Workload("Unschedulable", POD_LARGE_CPU, POD_DEFAULT, {500: (500, 200, 1000), 5000: (5000, 200, 5000)},
              wait_init=False),
+)}
+
+#: Workloads with volumes (upstream's SchedulingCSIPVs, under a name of its own: its PV handles are unique),
+#: apart from :data:`WORKLOADS` (whose offline decisions ``tests/core/test_perf_workload_decisions.py`` pins).
+VOLUME_WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    Workload("SchedulingCSIVolumes", POD_DEFAULT, POD_DEFAULT, {500: (500, 500, 1000), 5000: (5000, 5000, 1000)},
+             csi=CSIVolumes()),
 )}

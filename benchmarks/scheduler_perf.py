@@ -1,15 +1,18 @@
 """Upstream's scheduler_perf workloads end to end through a real kube-apiserver, for ours and the modern one.
 
-Kubernetes benchmarks its scheduler with ``test/integration/scheduler_perf/``; ``perf_workloads.py`` holds its
-10 workloads (``WORKLOADS``: nodes, init pods, measured pods, sizes at 500 and 5,000 nodes). This script runs
-each of them for **ours** (``policy-scheduler run`` of this checkout: DefaultProvider, scheduler name
-``policy-scheduler-bench``, ``--feature-gates`` from the workload, e.g. ``PodPriority=true`` for
-PreemptionBasic) and the **modern** kube-scheduler of ``--version`` (1.26 or 1.32: the default profile under
-the name ``modern-scheduler-bench``), each run on a fresh envtest API server of that line, both clients
-unthrottled (qps = burst = 5000). Every run starts the same way: the namespaces ``sched-0``/``sched-1`` and the
-workload's PriorityClass where it needs them, the nodes (zones drawn from ``--seed``), then the scheduler under
-test, and the init pods, which it binds (the run waits for all of them; in Unschedulable, whose init pods never
-fit, only until the scheduler has tried one: it is up). Then, by ``--mode``:
+Kubernetes benchmarks its scheduler with ``test/integration/scheduler_perf/``; ``perf_workloads.py`` holds 11
+of its workloads (``WORKLOADS``, and SchedulingCSIVolumes, upstream's SchedulingCSIPVs, in ``VOLUME_WORKLOADS``:
+nodes, init pods, measured pods, sizes at 500 and 5,000 nodes). This script runs each of them for **ours**
+(``policy-scheduler run`` of this checkout: DefaultProvider, scheduler name ``policy-scheduler-bench``,
+``--feature-gates`` from the workload, e.g. ``PodPriority=true`` for PreemptionBasic) and the **modern**
+kube-scheduler of ``--version`` (1.26 or 1.32: the default profile under the name ``modern-scheduler-bench``),
+each run on a fresh envtest API server of that line, both clients unthrottled (qps = burst = 5000). Every run
+starts the same way: the namespaces ``sched-0``/``sched-1`` and the workload's PriorityClass where it needs
+them, the nodes (zones drawn from ``--seed``), for SchedulingCSIVolumes a CSINode per node (``--csi-limit``
+volumes of ``ebs.csi.aws.com``, upstream's 39 by default) and every pod's PV and claim, bound (as upstream's
+fake PV controller would leave them), then the scheduler under test, and the init pods, which it binds (the
+run waits for all of them; in Unschedulable, whose init pods never fit, only until the scheduler has tried
+one: it is up). Then, by ``--mode``:
 
 ``backlog``
     that scheduler is stopped, every measured pod is created (the run waits until all exist), and a fresh
@@ -45,8 +48,11 @@ error):
   ``anti_affinity_violations`` (pods with a pod matching their required anti-affinity term in the same
   topology domain), ``pod_affinity_violations`` (pods without another matching pod in their domain, but for
   the first of their term), ``spread_violations`` (DoNotSchedule topology spread: final skew of the matching
-  pods across the domains over maxSkew; ``spread_skew`` the largest), and for preemption, ``victims`` (bound init
-  pods deleted), ``victim_nodes_without_preemptor`` (nodes that lost victims but hold no pod of a higher
+  pods across the domains over maxSkew; ``spread_skew`` the largest), ``csi_limit_violations`` (nodes where
+  the distinct CSI volumes of a driver, over the claims of the node's pods, outnumber its CSINode's
+  ``allocatable.count``; ``csi_volumes_max`` the most on one node, ``csi_volumes_unresolved`` bound pods' claims
+  that lead to no CSI PV), and for preemption, ``victims`` (bound init pods deleted),
+  ``victim_nodes_without_preemptor`` (nodes that lost victims but hold no pod of a higher
   priority) and ``unneeded_victims`` (victims that would still fit back on their node beside its final pods).
   ``failed_checks`` names the non-zero ones.
 
@@ -65,14 +71,17 @@ error or Ctrl-C; ``--keep`` keeps the work directory (the schedulers' and creato
     # a small smoke run
     python benchmarks/scheduler_perf.py --workload SchedulingBasic,PreemptionBasic --nodes 20 --init-pods 20 \\
         --measured-pods 40
+    # the CSI attach limit binding: 2 volumes per node, so a third of the pods stay pending
+    python benchmarks/scheduler_perf.py --workload SchedulingCSIVolumes --nodes 8 --csi-limit 2
     python benchmarks/scheduler_perf.py --render perf.jsonl
 
-Options: ``--workload A,B`` (repeatable; default: all 10), ``--scale 500|5000``, ``--nodes`` (the init and
+Options: ``--workload A,B`` (repeatable; default: all 11), ``--scale 500|5000``, ``--nodes`` (the init and
 measured pods then scale with it from the variant's, unless given too), ``--init-pods``, ``--measured-pods``,
 ``--seed`` (1), ``--scheduler ours|modern|both``, ``--mode backlog|stream|both``, ``--version 1.26|1.32``,
-``--repeat`` (1), ``--timeout`` (600 s for the measurement; the init pods get as long, and a run whose init
-pods do not all bind in it fails), ``--creators``, ``--creator-threads``. Ours is the daemon of this checkout
-(its root first on ``PYTHONPATH``); ``commit`` in each line names it.
+``--repeat`` (1), ``--csi-limit`` (the CSINodes' count, default 39), ``--timeout`` (600 s for the measurement;
+the init pods get as long, and a run whose init pods do not all bind in it fails), ``--creators``,
+``--creator-threads``. Ours is the daemon of this checkout (its root first on ``PYTHONPATH``); ``commit`` in
+each line names it.
 """
 
 from __future__ import annotations
@@ -90,6 +99,7 @@ import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,6 +140,7 @@ from benchmarks.perf_workloads import (  # noqa: E402
     NODE_CPU,
     NODE_MEMORY,
     NODE_PODS,
+    VOLUME_WORKLOADS,
     WORKLOADS,
     PodTemplate,
     Workload,
@@ -147,14 +158,20 @@ POD_PATH = "/api/v1/namespaces/{ns}/pods"
 THREADS = 8  # this script's own creates (nodes, init pods)
 QUIET, QUIET_MAX = 0.5, 5.0  # after the last measured bind: until 0.5 s without a bind or deletion (5 s at most)
 CHECKS = ("overcommitted_nodes", "unfit_bound", "node_affinity_violations", "anti_affinity_violations",
-          "pod_affinity_violations", "spread_violations", "victim_nodes_without_preemptor", "unneeded_victims")
+          "pod_affinity_violations", "spread_violations", "csi_limit_violations", "victim_nodes_without_preemptor",
+          "unneeded_victims")
+PERF_WORKLOADS: dict[str, Workload] = {**WORKLOADS, **VOLUME_WORKLOADS}  # what --workload all runs
+PV_PATH, CLAIM_PATH = "/api/v1/persistentvolumes", "/api/v1/namespaces/{ns}/persistentvolumeclaims"
+CSINODE_PATH = "/apis/storage.k8s.io/v1/csinodes"
 
 
 # -- the sizes --------------------------------------------------------------------------------------
-def room_per_node(template: PodTemplate) -> int:
-    """How many pods of the template one empty node-default.yaml node holds."""
+def room_per_node(template: PodTemplate, csi_limit: int | None = None) -> int:
+    """How many pods of the template one empty node-default.yaml node holds (each pod with a CSI volume of its
+    own: at most ``csi_limit``)."""
     return min(NODE_PODS, int(parse_quantity(NODE_CPU) / parse_quantity(template.cpu)),
-               int(parse_quantity(NODE_MEMORY) / parse_quantity(template.memory)))
+               int(parse_quantity(NODE_MEMORY) / parse_quantity(template.memory)),
+               NODE_PODS if csi_limit is None else csi_limit)
 
 
 def one_per_host(template: PodTemplate) -> bool:
@@ -170,6 +187,7 @@ class Cell:
     nodes: int
     init: int
     measured: int
+    csi_limit: int | None = None  # the CSINodes' count (workloads with volumes)
 
     @property
     def name(self) -> str:
@@ -177,8 +195,9 @@ class Cell:
 
     @property
     def expected_init(self) -> int:
-        """Init pods that fit (none in Unschedulable; one per node at most with hostname anti-affinity)."""
-        room = self.nodes * room_per_node(self.workload.init)
+        """Init pods that fit (none in Unschedulable; one per node at most with hostname anti-affinity; the CSI
+        limit per node where each pod has a volume: init and measured pods share it)."""
+        room = self.nodes * room_per_node(self.workload.init, self.csi_limit)
         return min(self.init, room, self.nodes if one_per_host(self.workload.init) else room)
 
     @property
@@ -186,7 +205,7 @@ class Cell:
         """Measured pods there is room for. A measured pod of a higher priority may evict init pods, so they do
         not count against it; otherwise they do (they are of the measured pods' size wherever they fit)."""
         w = self.workload
-        room = self.nodes * room_per_node(w.measured)
+        room = self.nodes * room_per_node(w.measured, self.csi_limit)
         if (w.measured.priority or 0) <= (w.init.priority or 0):
             room -= self.expected_init
         if one_per_host(w.measured):
@@ -197,13 +216,16 @@ class Cell:
 def cells(args: argparse.Namespace) -> list[Cell]:
     out = []
     for name in args.workload:
-        workload = WORKLOADS[name]
+        workload = PERF_WORKLOADS[name]
         nodes, init, measured = workload.sizes[args.scale]
         if args.nodes is not None:  # the variant's pods per node, kept
             init, measured = round(init * args.nodes / nodes), max(1, round(measured * args.nodes / nodes))
             nodes = args.nodes
+        csi_limit = None
+        if workload.csi is not None:
+            csi_limit = workload.csi.limit if args.csi_limit is None else args.csi_limit
         out.append(Cell(workload, nodes, init if args.init_pods is None else args.init_pods,
-                        measured if args.measured_pods is None else args.measured_pods))
+                        measured if args.measured_pods is None else args.measured_pods, csi_limit))
     return out
 
 
@@ -324,7 +346,7 @@ def serve_creator(spec_path: str, index: int) -> int:
     """The creator child: its share of the measured pods, split over its threads, each with a connection of
     its own (opened first); it waits for ``go`` on its standard input, creates, and prints the create times."""
     spec = json.loads(Path(spec_path).read_text())
-    bodies = WORKLOADS[spec["workload"]].measured_pods(spec["measured"], spec["scheduler_name"])
+    bodies = PERF_WORKLOADS[spec["workload"]].measured_pods(spec["measured"], spec["scheduler_name"])
     bodies = bodies[index::spec["processes"]]
     requests = [(b["metadata"]["name"], POD_PATH.format(ns=b["metadata"]["namespace"]), json.dumps(b).encode())
                 for b in bodies]
@@ -449,10 +471,70 @@ class Placement:
         return out
 
 
+@dataclass
+class Volumes:
+    """The claims (by namespace and name), PVs and CSINodes (by name) read back at the end."""
+
+    claims: dict[tuple[str, str], dict[str, Any]]
+    volumes: dict[str, dict[str, Any]]
+    csinodes: dict[str, dict[str, Any]]
+
+    @classmethod
+    def read(cls, rest: RestClient) -> Volumes:
+        return cls({(c["metadata"]["namespace"], c["metadata"]["name"]): c
+                    for c in rest.get("/api/v1/persistentvolumeclaims")["items"]},
+                   {v["metadata"]["name"]: v for v in rest.get(PV_PATH)["items"]},
+                   {n["metadata"]["name"]: n for n in rest.get(CSINODE_PATH)["items"]})
+
+    def csi_volume(self, namespace: str, volume: dict[str, Any]) -> tuple[str, str] | None:
+        """(driver, handle) of a pod volume's claim's PV, if it is a CSI one."""
+        claim_name = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        claim = self.claims.get((namespace, claim_name)) if claim_name else None
+        pv = self.volumes.get(((claim or {}).get("spec") or {}).get("volumeName") or "")
+        csi = ((pv or {}).get("spec") or {}).get("csi")
+        return (csi["driver"], csi["volumeHandle"]) if csi else None
+
+    def limits(self, node: str) -> dict[str, int]:
+        """The node's CSINode's ``allocatable.count`` per driver (drivers without one: not limited)."""
+        drivers = ((self.csinodes.get(node) or {}).get("spec") or {}).get("drivers") or ()
+        return {d["name"]: int(d["allocatable"]["count"]) for d in drivers
+                if (d.get("allocatable") or {}).get("count") is not None}
+
+
+def csi_volume_checks(bound: list[dict[str, Any]], volumes: Volumes | None) -> dict[str, Any]:
+    """``csi_limit_violations``: nodes where, for some driver, the distinct CSI volumes (driver and handle) of
+    the node's pods outnumber the node's CSINode's count; ``csi_volumes_max``: the most volumes of one driver
+    on one node (None when no pod has one); ``csi_volumes_unresolved``: claim volumes of bound pods that lead to
+    no CSI PV (their claim unbound, its PV missing or not CSI)."""
+    per_node: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    unresolved = 0
+    for pod in bound if volumes is not None else ():
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        namespace = pod["metadata"].get("namespace") or "default"
+        for volume in pod["spec"].get("volumes") or ():
+            if "persistentVolumeClaim" not in volume:
+                continue
+            found = volumes.csi_volume(namespace, volume)  # type: ignore[union-attr]
+            if found is None:
+                unresolved += 1
+            else:
+                per_node[pod["spec"]["nodeName"]][found[0]].add(found[1])
+    violations = 0
+    for node, drivers in per_node.items():
+        limits = volumes.limits(node)  # type: ignore[union-attr]
+        violations += any(len(handles) > limits[d] for d, handles in drivers.items() if d in limits)
+    counts = [len(handles) for drivers in per_node.values() for handles in drivers.values()]
+    return {"csi_limit_violations": violations, "csi_volumes_max": max(counts, default=None),
+            "csi_volumes_unresolved": unresolved}
+
+
 def placement_checks(workload: Workload, pods: dict[str, dict[str, Any]], nodes: dict[str, NodeState],
-                     binds: Mapping[str, Bind], init_names: list[str]) -> dict[str, Any]:
-    """The counts of ``CHECKS`` (and ``spread_skew``, ``victims``) over the final objects and the binds the
-    watch saw (victims: init pods bound, then gone)."""
+                     binds: Mapping[str, Bind], init_names: list[str],
+                     volumes: Volumes | None = None) -> dict[str, Any]:
+    """The counts of ``CHECKS`` (and ``spread_skew``, ``victims``, the CSI volumes' figures) over the final
+    objects and the binds the watch saw (victims: init pods bound, then gone); ``volumes``: the claims, PVs and
+    CSINodes (None: no pod has a volume)."""
     placement = Placement(pods, nodes, {n: b.at for n, b in binds.items()})
     out: dict[str, Any] = dict.fromkeys(CHECKS, 0)
     out["overcommitted_nodes"] = sum(1 for n in nodes.values() if n.over())
@@ -470,6 +552,7 @@ def placement_checks(workload: Workload, pods: dict[str, dict[str, Any]], nodes:
     skews = placement.spread_skews()
     out["spread_violations"] = sum(1 for skew, most in skews if skew > most)
     out["spread_skew"] = max((skew for skew, _ in skews), default=None)
+    out.update(csi_volume_checks(placement.bound, volumes))
 
     # Preemption: the init pods bound and gone at the end, by the node they were bound to.
     victims = Counter(binds[n].node for n in init_names if n in binds and n not in pods)
@@ -494,6 +577,25 @@ def placement_checks(workload: Workload, pods: dict[str, dict[str, Any]], nodes:
 
 
 # -- one run ----------------------------------------------------------------------------------------
+def create_volumes(rest: RestClient, workload: Workload, pods: list[dict[str, Any]], threads: int) -> None:
+    """Each pod's PV (pre-bound to its claim) and claim (naming the PV, ``bind-completed``), each then given the
+    ``Bound`` phase: what upstream's harness leaves with its fake PV controller (a create resets the status)."""
+    csi = workload.csi
+    assert csi is not None
+
+    def create(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
+        pv, claim = pair
+        made = rest.post(PV_PATH, pv)
+        rest.put(f"{PV_PATH}/{pv['metadata']['name']}/status", {**made, "status": csi.pv_status()})
+        path = CLAIM_PATH.format(ns=claim["metadata"]["namespace"])
+        made = rest.post(path, claim)
+        rest.put(f"{path}/{claim['metadata']['name']}/status", {**made, "status": csi.claim_status()})
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for _ in pool.map(create, workload.volume_objects(pods)):
+            pass
+
+
 def group_peak_rss(pgid: int) -> list[float]:
     """``VmHWM`` (MB) of every live process in the process group ``pgid``, the leader first."""
     members = []
@@ -533,7 +635,8 @@ class PerfRun:
         cell, args = self.cell, self.args
         return {"workload": cell.name, "mode": self.mode, "scheduler": self.kind, "repeat": self.repeat,
                 "version": args.version, "scale": args.scale, "seed": args.seed, "commit": args.commit,
-                "nodes": cell.nodes, "init_pods": cell.init, "measured_pods": cell.measured}
+                "nodes": cell.nodes, "init_pods": cell.init, "measured_pods": cell.measured,
+                "csi_limit": cell.csi_limit}
 
     def execute(self) -> dict[str, Any]:
         cell, args, w = self.cell, self.args, self.cell.workload
@@ -545,7 +648,14 @@ class PerfRun:
         for name, value in w.priority_classes:
             self.rest.post("/apis/scheduling.k8s.io/v1/priorityclasses", {"apiVersion": "scheduling.k8s.io/v1",
                            "kind": "PriorityClass", "metadata": {"name": name}, "value": value})
-        create_all(self.rest, "/api/v1/nodes", w.nodes(cell.nodes, args.seed), THREADS)
+        create_all(self.rest, "/api/v1/nodes", w.nodes(cell.nodes, args.seed, cell.csi_limit), THREADS)
+        if w.csi is not None:
+            create_all(self.rest, CSINODE_PATH, w.csinodes(cell.nodes, cell.csi_limit), THREADS)
+            began = time.monotonic()
+            create_volumes(self.rest, w, self.init_bodies + self.measured_bodies, THREADS)
+            progress(f"created {cell.nodes} CSINodes (limit {cell.csi_limit}) and "
+                     f"{len(self.init_bodies) + len(self.measured_bodies)} bound PVs and claims "
+                     f"in {time.monotonic() - began:.1f}s")
         resource_version = self.rest.get(ALL_PODS, {"limit": 1})["metadata"]["resourceVersion"]
         self.watch = PodWatch(self.server.kubeconfig, resource_version, set(self.measured_names), None,
                               path=ALL_PODS).start()
@@ -655,7 +765,8 @@ class PerfRun:
             "peak_rss_mb": round(sum(peaks), 1) if peaks else None,
             "peak_rss_of": "process" if len(peaks) <= 1 else f"sum over its process group ({len(peaks)} processes)",
             "peak_rss_group_max_mb": max(peaks, default=None),
-            **placement_checks(cell.workload, pods, nodes, watch.binds, self.init_names),
+            **placement_checks(cell.workload, pods, nodes, watch.binds, self.init_names,
+                               Volumes.read(self.rest) if cell.workload.csi is not None else None),
             "scheduler_exit_codes": codes,
         }
 
@@ -700,7 +811,7 @@ def table(lines: list[dict[str, Any]]) -> str:
             "ours/modern from start", "ours p50/p99 ms", "modern p50/p99 ms",
             "creators pods/s (min)", "peak RSS MB ours", "peak RSS MB modern", "RSS ours/modern", "checks"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    order = {k: i for i, k in enumerate((*WORKLOADS, *MODES))}
+    order = {k: i for i, k in enumerate((*PERF_WORKLOADS, *MODES))}
     for (workload, mode), kinds in sorted(groups.items(), key=lambda kv: tuple(order.get(k, 99) for k in kv[0])):
         ours, modern = (sorted(kinds.get(k, []), key=lambda r: r.get("repeat", 0)) for k in SCHEDULERS)
         rates = [r["creator_pods_per_second"] for r in ours + modern if r.get("creator_pods_per_second")]
@@ -719,9 +830,10 @@ def table(lines: list[dict[str, Any]]) -> str:
             _ratio(_median(ours, "peak_rss_mb"), _median(modern, "peak_rss_mb")),
             "; ".join(problems) or "ok",
         ]) + " |")
-    sizes = sorted({(r["workload"], r.get("nodes"), r.get("init_pods"), r.get("measured_pods")) for r in lines},
-                   key=lambda size: order.get(size[0], 99))
-    notes = [f"- {w}: {n} nodes, {i} init pods, {m} measured pods" for w, n, i, m in sizes]
+    sizes = sorted({(r["workload"], r.get("nodes"), r.get("init_pods"), r.get("measured_pods"), r.get("csi_limit"))
+                    for r in lines}, key=lambda size: order.get(size[0], 99))
+    notes = [f"- {w}: {n} nodes, {i} init pods, {m} measured pods" + ("" if c is None else f", CSINode limit {c}")
+             for w, n, i, m, c in sizes]
     notes.append(f"- versions {sorted({str(r.get('version')) for r in lines})}, commits "
                  f"{sorted({str(r.get('commit')) for r in lines})}; pods/s: (measured pods bound - 1) / (first to "
                  "last measured bind); from start: n / (last measured bind - the scheduler's start (backlog) or "
@@ -745,6 +857,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mode", default="both", choices=("backlog", "stream", "both"))
     parser.add_argument("--version", default="1.26", choices=("1.26", "1.32"), help="envtest line (server and modern)")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--csi-limit", type=int, default=None,
+                        help="the CSINodes' volume count of the volume workloads (default: upstream's 39)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run's measurement (and init pods)")
     parser.add_argument("--creators", type=int, default=4, help="processes creating the measured pods")
     parser.add_argument("--creator-threads", type=int, default=4, help="threads (and connections) per creator")
@@ -753,7 +867,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.schedulers = list(SCHEDULERS) if args.scheduler == "both" else [args.scheduler]
     args.modes = list(MODES) if args.mode == "both" else [args.mode]
-    args.workload = _choices(args.workload or ["all"], tuple(WORKLOADS), "workload")
+    args.workload = _choices(args.workload or ["all"], tuple(PERF_WORKLOADS), "workload")
     return args
 
 
