@@ -18,6 +18,11 @@ from ..model.taints import NO_EXECUTE, NO_SCHEDULE
 from ..model.topology import term_namespaces
 from ..predicates.disk_conflict import may_conflict
 from ..predicates.inter_pod_affinity import PodAffinityChecker, _pod_matches_own_term
+from ..predicates.node_conditions import (
+    TAINT_DISK_PRESSURE,
+    TAINT_MEMORY_PRESSURE,
+    tolerated_condition_taints,
+)
 from ..predicates.volume_binder import ClusterVolumeBindingChecker
 from ..predicates.volume_count import MaxPDVolumeCountChecker
 from ..predicates.volume_zone import VolumeZoneChecker
@@ -126,15 +131,21 @@ def general_predicates_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.
 
 def check_node_condition(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
     infos = cols.infos
-    return cols.per_node("CheckNodeCondition", lambda i: reference.check_node_condition(pod, None, infos[i])[0], bool)
+    tolerated = tolerated_condition_taints(pod)
+    return cols.per_node(("CheckNodeCondition", tolerated),
+                         lambda i: reference.check_node_condition(pod, None, infos[i])[0], bool)
 
 
 def check_node_memory_pressure(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
     best_effort = meta.pod_best_effort if meta is not None else pod.best_effort
-    return ~cols.memory_pressure if best_effort else _all(cols)
+    if not best_effort or TAINT_MEMORY_PRESSURE in tolerated_condition_taints(pod):
+        return _all(cols)
+    return ~cols.memory_pressure
 
 
 def check_node_disk_pressure(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    if TAINT_DISK_PRESSURE in tolerated_condition_taints(pod):
+        return _all(cols)
     return ~cols.disk_pressure
 
 
