@@ -147,6 +147,41 @@ def test_manifests_agree_with_each_other():
     assert any(t["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"] for t in terms)
 
 
+def only_scheduler_documents() -> list[dict]:
+    """``only-scheduler/kustomization.yaml`` rendered as ``kubectl apply -k`` would: its resources with its
+    JSON 6902 patches (``test`` and ``replace`` only) applied to the targets."""
+    kustomization = yaml.safe_load((DEPLOY / "only-scheduler" / "kustomization.yaml").read_text())
+    docs = [doc for resource in kustomization["resources"]
+            for doc in documents(str(Path("only-scheduler") / resource))]
+    for patch in kustomization["patches"]:
+        target = patch["target"]
+        (doc,) = [d for d in docs if d["kind"] == target["kind"] and d["metadata"]["name"] == target["name"]]
+        for op in yaml.safe_load(patch["patch"]):
+            *parents, last = [int(p) if p.isdigit() else p for p in op["path"].strip("/").split("/")]
+            holder = doc
+            for key in parents:
+                holder = holder[key]
+            assert op["op"] in ("test", "replace"), op
+            if op["op"] == "test":
+                assert holder[last] == op["value"], f"{op['path']}: the base manifest changed"
+            else:
+                holder[last] = op["value"]
+    return docs
+
+
+def test_only_scheduler_overlay_takes_every_pod_with_kube_schedulers_lock():
+    docs = only_scheduler_documents()
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    (role,) = [d for d in docs if d["kind"] == "Role"]
+    args = flags(deployment["spec"]["template"]["spec"]["containers"][0]["args"])
+    assert args["scheduler-name"] == "default-scheduler"
+    assert (args["lock-object-namespace"], args["lock-object-name"]) == (NS, "kube-scheduler")
+    granted = [r.get("resourceNames") for r in role["rules"] if r["resources"] == ["leases"] and "get" in r["verbs"]]
+    assert granted == [["kube-scheduler"]]
+    assert {d["kind"] for d in docs} == {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
+                                         "RoleBinding", "ConfigMap", "Deployment"}
+
+
 def test_deployment_arguments_are_accepted_by_the_run_command():
     from policy_scheduler import cli
 
