@@ -7,12 +7,13 @@ engine over it. Lister methods keep upstream 1.9's selection rules and error tex
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from ..model.labels import SelectorError
 from ..model.node import Node
 from ..model.pod import Pod, pod_claim_names
+from ..model.topology import NO_LABELS
 from ..model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
 from .node_info import NodeInfo
@@ -44,6 +45,8 @@ class ClusterState:
         self.persistent_volume_claims: dict[tuple[str, str], PersistentVolumeClaim] = {}
         self.storage_classes: dict[str, StorageClass] = {}
         self.csi_nodes: dict[str, CSINode] = {}
+        # Namespace objects: name -> labels (what pod (anti-)affinity terms' namespaceSelector selects on).
+        self.namespaces: dict[str, dict[str, str]] = {}
         # Bumped by every change of a PV, claim, StorageClass or CSINode (assumptions included): what is
         # derived from them may be cached until it changes.
         self.volume_generation = 0
@@ -297,6 +300,18 @@ class ClusterState:
     def get_csi_node(self, name: str) -> CSINode | None:
         """The node's CSINode, or None (a node whose kubelet registered no CSI driver has none)."""
         return self.csi_nodes.get(name)
+
+    # -- namespaces ------------------------------------------------------------------------------
+    def put_namespace(self, name: str, labels: Mapping[str, str]) -> None:
+        """Add or replace a Namespace object (its labels)."""
+        self.namespaces[name] = dict(labels)
+
+    def remove_namespace(self, name: str) -> None:
+        self.namespaces.pop(name, None)
+
+    def namespace_labels(self, name: str) -> Mapping[str, str]:
+        """``GetNamespaceLabelsSnapshot``: the namespace's labels; none when it has no Namespace object."""
+        return self.namespaces.get(name, NO_LABELS)
 
     def get_storage_class(self, name: str) -> StorageClass:
         sc = self.storage_classes.get(name)

@@ -3,23 +3,25 @@
 For every pod it schedules, upstream 1.9 walks every cached pod with affinity terms: InterPodAffinityPriority
 weighs the existing pods' terms that the incoming pod matches, and MatchInterPodAffinity rejects the nodes near
 an existing pod whose required anti-affinity the incoming pod matches. The pods of one workload carry the same
-terms, so :class:`AffinityTermIndex` groups the terms by (selector, namespaces, topology key) and keeps per
-group and node how many terms of each kind the node's pods hold. A vectorised form then tests each group's
-selector once against the incoming pod and takes the per-node counts of the groups it matches; the result is
-the sum over the same terms as the walk, so it is the same integer.
+terms, so :class:`AffinityTermIndex` groups the terms by (selector, namespaces, namespaceSelector, topology key)
+and keeps per group and node how many terms of each kind the node's pods hold. A vectorised form then tests each
+group's selectors once against the incoming pod (a namespaceSelector against the labels of the incoming pod's
+namespace, read once per decision) and takes the per-node counts of the groups it matches; the result is the
+sum over the same terms as the walk, so it is the same integer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..features import Rules
 from ..model.affinity import PodAffinityTerm
 from ..model.labels import CompiledSelector
 from ..model.pod import Pod
-from ..model.topology import term_namespaces
+from ..model.topology import static_namespaces
 
 # Rows of TermGroup.counts.
 REQUIRED_AFFINITY = 0  # required pod-affinity terms
@@ -29,17 +31,24 @@ PREFERRED = 2  # preferred terms' weights: pod affinity positive, pod anti-affin
 
 @dataclass(slots=True)
 class TermGroup:
-    """Terms sharing a selector, namespace set and topology key."""
+    """Terms sharing a selector, namespace set, namespaceSelector (None: none that counts) and topology key."""
 
     selector: CompiledSelector
     namespaces: frozenset[str]
     topology_key: str
     counts: np.ndarray  # int64, rows above, a column per node
     terms: list[int] = field(default_factory=lambda: [0, 0, 0])  # how many terms of each row (weights may be 0)
+    namespace_selector: CompiledSelector | None = None
 
-    def matches(self, pod: Pod) -> bool:
-        """Whether ``pod`` matches the terms (raises SelectorError for a selector that could not be built)."""
-        return self.selector.get().matches(pod.labels) and pod.namespace in self.namespaces
+    def matches(self, pod: Pod, namespace_labels: Mapping[str, str]) -> bool:
+        """Whether ``pod``, whose namespace has the labels ``namespace_labels``, matches the terms
+        (``AffinityTerm.Matches``; raises SelectorError for a selector that could not be built)."""
+        selector = self.selector.get()
+        if self.namespace_selector is None:
+            return selector.matches(pod.labels) and pod.namespace in self.namespaces
+        if pod.namespace in self.namespaces or self.namespace_selector.get().matches(namespace_labels):
+            return selector.matches(pod.labels)
+        return False
 
 
 class AffinityTermIndex:
@@ -66,12 +75,15 @@ class AffinityTermIndex:
             return
         entries = self._entries.setdefault(pod.key, [])
         for term, row, delta in terms:
-            namespaces = frozenset(term_namespaces(pod, term))
-            key = (term.selector, namespaces, term.topology_key)
+            namespaces = static_namespaces(pod, term)
+            # The namespaceSelector when it counts (the cluster's rules); one that cannot be built raises on use.
+            ns_selector = term.namespace_selector if pod.rules is Rules.CLUSTER else None
+            key = (term.selector, namespaces, ns_selector, term.topology_key)
             group = self.groups.get(key)
             if group is None:
                 group = self.groups[key] = TermGroup(term.selector, namespaces, term.topology_key,
-                                                     np.zeros((3, self.size), dtype=np.int64))
+                                                     np.zeros((3, self.size), dtype=np.int64),
+                                                     namespace_selector=ns_selector)
             group.counts[row, node] += delta
             group.terms[row] += 1
             entries.append((key, node, row, delta))

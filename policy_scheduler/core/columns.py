@@ -12,7 +12,7 @@ cached pods' inter-pod affinity terms are counted per node by group (:mod:`.affi
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from ..cache.cluster import ClusterState
 from ..model.labels import IN, Selector
 from ..model.node import Node
 from ..model.pod import Pod
+from ..model.topology import ALL_NAMESPACES, TermNamespaces
 from .affinity_terms import AffinityTermIndex
 
 I64 = np.int64
@@ -81,7 +82,7 @@ class NodeColumns:
         self._pods_by_namespace: dict[str, dict[str, Pod]] = defaultdict(dict)
         self._pods_by_label: dict[tuple[str, str, str], dict[str, Pod]] = defaultdict(dict)
         self.affinity_terms = AffinityTermIndex(n)
-        self._selector_counts: dict[tuple[frozenset[str], Selector], np.ndarray] = {}
+        self._selector_counts: dict[tuple[Hashable, Selector], np.ndarray] = {}
         for pod in cluster.list_pods():
             self._index(pod)
         self.generation += 1
@@ -193,14 +194,14 @@ class NodeColumns:
         return self.node_cached(("topology", key), compute)
 
     # -- pod lookups ----------------------------------------------------------------------------
-    def pods_matching(self, namespaces: Collection[str], selector: Selector) -> list[Pod]:
-        """Cached pods (on known nodes) in ``namespaces`` whose labels ``selector`` matches."""
+    def pods_matching(self, namespaces: TermNamespaces, selector: Selector) -> list[Pod]:
+        """Cached pods (on known nodes) in ``namespaces`` (or every namespace) whose labels ``selector`` matches."""
         reqs = selector.requirements
         if reqs is None:
             return []
         eq = next((r for r in reqs if r.op == IN and len(r.values) == 1), None)
         out = []
-        for ns in namespaces:
+        for ns in list(self._pods_by_namespace) if namespaces is ALL_NAMESPACES else namespaces:
             if eq is not None:
                 (value,) = eq.values
                 candidates = self._pods_by_label.get((ns, eq.key, value))
@@ -210,10 +211,10 @@ class NodeColumns:
                 out.extend(p for p in candidates.values() if selector.matches(p.labels))
         return out
 
-    def matching_counts(self, namespaces: Collection[str], selector: Selector) -> np.ndarray:
+    def matching_counts(self, namespaces: TermNamespaces, selector: Selector) -> np.ndarray:
         """Per node, how many of :meth:`pods_matching`'s pods it holds; kept up to date from the first call on
         (read-only: the array is the index's own)."""
-        key = (frozenset(namespaces), selector)
+        key = (namespaces if namespaces is ALL_NAMESPACES else frozenset(namespaces), selector)
         counts = self._selector_counts.get(key)
         if counts is None:
             if len(self._selector_counts) >= MAX_SELECTOR_COUNTS:

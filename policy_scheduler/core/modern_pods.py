@@ -107,31 +107,8 @@ def _pod_affinity_terms(spec: Spec) -> Iterator[Mapping[str, Any]]:
                 yield term
 
 
-def _node_selector_terms(spec: Spec) -> Iterator[Mapping[str, Any]]:
-    affinity = spec.get("affinity")
-    node = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
-    if not isinstance(node, Mapping):
-        return
-    required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
-    if isinstance(required, Mapping):
-        yield from _objects(required.get("nodeSelectorTerms"))
-    for preferred in _objects(node.get("preferredDuringSchedulingIgnoredDuringExecution")):
-        term = preferred.get("preference")
-        if isinstance(term, Mapping):
-            yield term
-
-
 def _has_resource_claims(spec: Spec, pod: Pod) -> bool:
     return bool(spec.get("resourceClaims"))
-
-
-def _has_namespace_selector(spec: Spec, pod: Pod) -> bool:
-    # null: the term's namespaces (1.9's meaning); {} already means every namespace.
-    return any(term.get("namespaceSelector") is not None for term in _pod_affinity_terms(spec))
-
-
-def _has_match_fields(spec: Spec, pod: Pod) -> bool:
-    return any(term.get("matchFields") for term in _node_selector_terms(spec))
 
 
 def _label_keys_not_merged(spec: Spec, pod: Pod) -> bool:
@@ -170,19 +147,27 @@ MODERN_FIELDS: tuple[ModernField, ...] = (
     ModernField(
         "spec.affinity.podAffinity / podAntiAffinity terms' `namespaceSelector`",
         "pod (anti-)affinity across the namespaces a label selector picks (1.21+, GA 1.24)",
-        True, "1.9 reads only `namespaces`; ignoring the selector would count the wrong pods (`{}` means "
-        "every namespace).",
-        _has_namespace_selector,
-        "spec.affinity pod (anti-)affinity namespaceSelector is not supported by this scheduler",
+        False, "Not refused: under the cluster's rules a term applies to the union of its `namespaces` and the "
+        "namespaces whose Namespace object's labels the selector matches (`{}`: every namespace), as upstream's "
+        "InterPodAffinity plugin reads it: the incoming pod's terms resolved against the cluster's Namespace "
+        "objects once per decision, required in MatchInterPodAffinity and preferred in InterPodAffinityPriority; "
+        "existing pods' terms (required anti-affinity, the symmetric priority terms) matched against the labels "
+        "of the incoming pod's namespace (a namespace without a Namespace object has none). `run` watches "
+        "namespaces (one added, relabelled or deleted re-evaluates the waiting pods); snapshots read `Namespace` "
+        "objects. Pods without the selector keep 1.9's evaluation; `--rules 1.9` ignores it, as 1.9 did.",
+        _never,
     ),
     ModernField(
         "spec.affinity.nodeAffinity terms' `matchFields`",
         "node selector requirements on node fields (`metadata.name`), 1.11+; every DaemonSet pod "
         "carries one since 1.12",
-        True, "1.9 reads only `matchExpressions`: a term would match nodes its `matchFields` excludes. "
-        "Leave DaemonSet pods to the default scheduler.",
-        _has_match_fields,
-        "spec.affinity.nodeAffinity matchFields is not supported by this scheduler",
+        False, "Not refused: under the cluster's rules a term is its `matchExpressions` AND its `matchFields` "
+        "(`metadata.name` `In`/`NotIn` one value), as upstream's NodeAffinity plugin reads it: required terms in "
+        "MatchNodeSelector (and GeneralPredicates) ORed, a term that cannot be parsed matching nothing and the "
+        "next one tried; preferred terms in NodeAffinityPriority, where a term counts its weight on the node "
+        "its fields name. A DaemonSet pod lands on its own node only. Pods without `matchFields` keep 1.9's "
+        "evaluation; `--rules 1.9` ignores the fields, as 1.9 did.",
+        _never,
     ),
     ModernField(
         "spec.affinity.podAffinity / podAntiAffinity terms' `matchLabelKeys`, `mismatchLabelKeys`",

@@ -12,7 +12,8 @@ from ..algorithm import InsufficientResource
 from ..core.affinity_terms import REQUIRED_ANTI_AFFINITY
 from ..errors import PredicateError
 from ..features import FeatureGates
-from ..model.labels import SelectorError
+from ..model.labels import IN, SelectorError, set_selector_matches
+from ..model.node_selector import NODE_NAME_FIELD, NodeSelectorTerm
 from ..model.resources import CPU, EPHEMERAL_STORAGE, MEMORY, NVIDIA_GPU, PODS
 from ..model.taints import NO_EXECUTE, NO_SCHEDULE
 from ..model.topology import term_namespaces
@@ -23,6 +24,7 @@ from ..predicates.node_conditions import (
     TAINT_MEMORY_PRESSURE,
     tolerated_condition_taints,
 )
+from ..predicates.node_selector import cluster_required_terms
 from ..predicates.volume_binder import ClusterVolumeBindingChecker
 from ..predicates.volume_count import MaxPDVolumeCountChecker
 from ..predicates.volume_zone import VolumeZoneChecker
@@ -98,7 +100,39 @@ def _signature(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _node_selector_terms_mask(terms: tuple[NodeSelectorTerm, ...], cols: NodeColumns) -> Mask:
+    """``LazyErrorNodeSelector.Match`` on every node: per term, its expressions (per node, cached by
+    selector) AND its field requirements against the node names; the terms ORed."""
+    n = len(cols.names)
+    out = np.zeros(n, dtype=bool)
+    names = cols.names_array
+    named = names != ""  # a node without a name has no fields: matchFields are not checked
+    nodes = cols.nodes
+    for term in terms:
+        if term.error is not None or term.empty:
+            continue
+        mask = np.ones(n, dtype=bool)
+        if term.expressions is not None:
+            selector = term.expressions.get()
+            mask &= cols.per_node(("NodeSelectorTermExpressions", selector),
+                                  lambda i, s=selector: s.matches(nodes[i].labels), bool)
+        for f in term.fields or ():
+            values = names if f.key == NODE_NAME_FIELD else np.full(n, "", dtype=object)
+            hit = values == f.value
+            mask &= (hit if f.op == IN else ~hit) | ~named
+        out |= mask
+    return out
+
+
 def pod_match_node_selector(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+    terms = cluster_required_terms(pod)
+    if terms is not None:  # the cluster's rules for terms carrying matchFields
+        mask = _node_selector_terms_mask(terms, cols)
+        if pod.node_selector:
+            selector, nodes = pod.node_selector, cols.nodes
+            mask &= cols.per_node(("NodeSelectorSet", _signature(selector)),
+                                  lambda i: set_selector_matches(selector, nodes[i].labels), bool)
+        return mask
     affinity = ((pod.raw.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if not pod.node_selector and required is None:
@@ -230,7 +264,7 @@ def inter_pod_affinity(checker: PodAffinityChecker):
             if not group.terms[REQUIRED_ANTI_AFFINITY]:
                 continue
             try:
-                if not group.matches(pod):
+                if not group.matches(pod, meta.namespace_labels):
                     continue
             except SelectorError:
                 return None  # metadata would have failed: not the state it was computed from
@@ -245,7 +279,9 @@ def inter_pod_affinity(checker: PodAffinityChecker):
                 try:
                     if not term.topology_key:
                         raise SelectorError("empty topology key")
-                    counts = cols.matching_counts(term_namespaces(pod, term), term.selector.get())
+                    selector = term.selector.get()
+                    namespaces = term_namespaces(pod, term, cols.cluster.namespaces)  # resolved once per decision
+                    counts = cols.matching_counts(namespaces, selector)
                 except SelectorError:
                     if not anti:
                         return None  # the reference raises for these
@@ -256,7 +292,7 @@ def inter_pod_affinity(checker: PodAffinityChecker):
                     mask &= ~near
                 elif counts.any():
                     mask &= near
-                elif not _pod_matches_own_term(pod, term):
+                elif not _pod_matches_own_term(pod, term, namespaces):
                     mask[:] = False
         return mask
 

@@ -22,6 +22,7 @@ from ..priorities import (
     compute_taint_toleration_priority_map,
 )
 from ..priorities.metadata import PriorityMetadata, non_zero_request, prefer_no_schedule_tolerations
+from ..priorities.node_affinity import cluster_preferred_terms, preferred_terms_error
 from ..priorities.selector_spreading import ZONE_WEIGHTING, get_zone_key
 
 if TYPE_CHECKING:
@@ -99,11 +100,15 @@ def node_affinity(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Sc
     affinity = meta.affinity if isinstance(meta, PriorityMetadata) else pod.affinity
     if affinity is None or affinity.node_affinity is None or affinity.node_affinity.preferred is None:
         return np.zeros(len(idx), dtype=I64)
-    for term in affinity.node_affinity.preferred:
-        if term.weight != 0 and term.selector.selector is None:
+    modern = cluster_preferred_terms(pod, affinity)  # the cluster's rules for terms carrying matchFields
+    if modern is not None:
+        if preferred_terms_error(modern) is not None:
             return None  # the reference raises
+    elif any(term.weight != 0 and term.selector.selector is None for term in affinity.node_affinity.preferred):
+        return None  # the reference raises
     raw = ((pod.raw.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
-    key = ("NodeAffinityPriority", _signature(raw.get("preferredDuringSchedulingIgnoredDuringExecution")))
+    key = ("NodeAffinityPriority", modern is not None,
+           _signature(raw.get("preferredDuringSchedulingIgnoredDuringExecution")))
     infos = cols.infos
     counts = cols.per_node(key, lambda i: calculate_node_affinity_priority_map(pod, meta, infos[i]), I64)
     return _normalize(counts[idx], reverse=False)
@@ -188,19 +193,24 @@ def inter_pod_affinity(args: PluginFactoryArgs):
         pod_affinity = affinity.pod_affinity if affinity is not None else None
         pod_anti = affinity.pod_anti_affinity if affinity is not None else None
         counts = np.zeros(len(cols.names), dtype=I64)
+        cluster = cols.cluster
         try:
-            # The incoming pod's preferred terms, against every existing pod.
+            # The incoming pod's preferred terms, against every existing pod (namespaces resolved once).
             for terms, sign in ((pod_affinity, 1), (pod_anti, -1)):
                 for weighted in terms.preferred if terms is not None else ():
                     selector = weighted.term.selector.get()
+                    namespaces = term_namespaces(pod, weighted.term, cluster.namespaces)
                     if weighted.term.topology_key:
-                        matching = cols.matching_counts(term_namespaces(pod, weighted.term), selector)
+                        matching = cols.matching_counts(namespaces, selector)
                         counts += weighted.weight * sign * cols.topology_sums(weighted.term.topology_key, matching)
             # Existing pods' terms that the incoming pod matches (required affinity ones only with a positive
-            # symmetric weight: upstream does not look at them otherwise).
+            # symmetric weight: upstream does not look at them otherwise); a namespaceSelector is matched against
+            # the labels of the incoming pod's namespace.
+            namespace_labels = cluster.namespace_labels(pod.namespace)
             for group in cols.affinity_terms.groups.values():
                 required = hard_weight > 0 and group.terms[REQUIRED_AFFINITY] > 0
-                if not (required or group.terms[PREFERRED]) or not group.matches(pod) or not group.topology_key:
+                if (not (required or group.terms[PREFERRED]) or not group.matches(pod, namespace_labels)
+                        or not group.topology_key):
                     continue
                 per_node = group.counts[PREFERRED]
                 if required:

@@ -74,6 +74,8 @@ RESOURCES = (
     Resource("StorageClass", "storageclasses", ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"), namespaced=False),
     # The CSI drivers' attach limits per node (GA in 1.17; older servers serve none: not watched).
     Resource("CSINode", "csinodes", ("storage.k8s.io/v1",), namespaced=False),
+    # Their labels: what pod (anti-)affinity terms' namespaceSelector selects (upstream's namespace informer).
+    Resource("Namespace", "namespaces", ("v1",), namespaced=False),
 )
 # Gate PodPriority only: the budgets preemption weighs (1.9 reads policy/v1beta1; v1beta1 is gone in 1.25).
 PDB_RESOURCE = Resource("PodDisruptionBudget", "poddisruptionbudgets", ("policy/v1", "policy/v1beta1"))
@@ -102,6 +104,8 @@ class Daemon:
             self.queue: SchedulingQueue = ThreeQueuePriorityQueue(unschedulable_timeout=max_unschedulable)
         else:
             self.queue = new_scheduling_queue(self.pod_priority)
+        # Upstream's queue reads the namespace lister for a waiting pod's namespaceSelector.
+        self.queue.namespace_labels = self.cache.cluster.namespace_labels
         self.bind_workers = bind_workers
         self.stop_event = threading.Event()
         self.reflectors: list[Reflector] = []

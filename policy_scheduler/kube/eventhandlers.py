@@ -4,7 +4,7 @@ Pods: every non-terminal pod is watched (the 1.9 bug fixed by kubernetes#63003: 
 schedulers count against their nodes); assigned pods go to the cache, unassigned pods whose
 ``spec.schedulerName`` is ours go to the queue. A pod bound by the API server moves from the queue to
 the cache. Nodes go to the cache unless an update only changes heartbeat fields. The lister kinds
-(services, controllers, volumes, CSINodes) replace their objects in the cache's listers.
+(services, controllers, volumes, CSINodes, namespaces) replace their objects in the cache's listers.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..cache.scheduler_cache import CacheCorrupted, CacheError, SchedulerCache
 from ..core.modern_pods import is_gated
 from ..errors import ObjectError
 from ..features import Rules
+from ..model.namespace import Namespace
 from ..model.node import Node
 from ..model.pod import Pod
 from ..model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -154,6 +155,11 @@ class PodHandler:
             log.error("scheduler cache %s failed: %s", fn.__name__, e)
 
 
+def _labels(raw: Any) -> Any:
+    meta = raw.get("metadata") if isinstance(raw, dict) else None
+    return (meta.get("labels") if isinstance(meta, dict) else None) or {}
+
+
 def _without_volatile(raw: dict[str, Any]) -> dict[str, Any]:
     meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k not in ("resourceVersion", "annotations")}
     spec = {k: v for k, v in (raw.get("spec") or {}).items() if k != "nodeName"}
@@ -183,7 +189,8 @@ class NodeHandler:
 
 
 class ListerHandler:
-    """Services, ReplicationControllers, ReplicaSets, StatefulSets, PVs, PVCs, StorageClasses, CSINodes."""
+    """Services, ReplicationControllers, ReplicaSets, StatefulSets, PVs, PVCs, StorageClasses, CSINodes,
+    Namespaces."""
 
     # kind -> (parse, events that may make unschedulable pods schedulable)
     KINDS: dict[str, tuple[Callable[[dict[str, Any]], Any], bool]] = {
@@ -196,6 +203,9 @@ class ListerHandler:
         "StorageClass": (StorageClass.from_dict, False),
         # A new CSINode or a raised attach limit may make room (upstream's queue moves on CSINode add/update).
         "CSINode": (CSINode.from_dict, True),
+        # What pod (anti-)affinity namespaceSelectors select: a namespace added, relabelled or deleted
+        # re-evaluates the pods waiting (an update that keeps the labels moves nothing).
+        "Namespace": (Namespace.from_dict, True),
     }
 
     def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, kind: str,
@@ -206,13 +216,15 @@ class ListerHandler:
         self.parse, self.moves_pods = self.KINDS[kind]
         self.on_change = on_change  # the volume binder's waiter (PVs and claims)
 
-    def on_add(self, raw: dict[str, Any]) -> None:
+    def on_add(self, raw: dict[str, Any], *, moves: bool = True) -> None:
         obj = _parse(self.parse, raw, self.kind)
         if obj is None:
             return
         cluster = self.cache.cluster
         with self.cache.lock:
-            if self.kind == "PersistentVolume":
+            if self.kind == "Namespace":
+                cluster.put_namespace(obj.name, obj.labels)
+            elif self.kind == "PersistentVolume":
                 cluster.add_persistent_volume(obj)
             elif self.kind == "PersistentVolumeClaim":
                 cluster.add_persistent_volume_claim(obj)
@@ -225,18 +237,21 @@ class ListerHandler:
         if self.on_change is not None:  # the cluster's rules: a new or changed PV may fit a late-bound claim
             self.on_change()
             self.queue.move_all_to_active()
-        elif self.moves_pods:
+        elif self.moves_pods and moves:
             self.queue.move_all_to_active()
 
     def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        self.on_add(new)
+        # A namespace whose labels change re-evaluates the pods waiting on it; its other changes decide nothing.
+        self.on_add(new, moves=self.kind != "Namespace" or _labels(old) != _labels(new))
 
     def on_delete(self, raw: dict[str, Any]) -> None:
         meta = raw.get("metadata") or {}
         name, namespace = meta.get("name") or "", meta.get("namespace") or ""
         cluster = self.cache.cluster
         with self.cache.lock:
-            if self.kind == "PersistentVolume":
+            if self.kind == "Namespace":
+                cluster.remove_namespace(name)
+            elif self.kind == "PersistentVolume":
                 cluster.remove_persistent_volume(name)
             elif self.kind == "PersistentVolumeClaim":
                 cluster.remove_persistent_volume_claim(namespace, name)

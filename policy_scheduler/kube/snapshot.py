@@ -28,6 +28,8 @@ _LISTS: tuple[tuple[str, tuple[str, ...], str, bool], ...] = (
     ("PersistentVolumeClaim", ("v1",), "persistentvolumeclaims", True),
     ("StorageClass", ("storage.k8s.io/v1",), "storageclasses", True),
     ("CSINode", ("storage.k8s.io/v1",), "csinodes", False),
+    # Namespace labels (pod (anti-)affinity namespaceSelector); without them pods' namespaces have no labels.
+    ("Namespace", ("v1",), "namespaces", False),
     ("PriorityClass", ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
      "priorityclasses", False),
     ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1"), "poddisruptionbudgets", False),

@@ -20,6 +20,7 @@ from ..errors import ObjectError
 from .fields import resource_list_field
 from .labels import _DNS1123_SUBDOMAIN, label_key_error, label_value_error
 from .node import Node
+from .node_selector import NODE_NAME_FIELD
 from .pod import Container, Pod
 from .quantity import parse_quantity
 from .volumes import READ_WRITE_ONCE_POD, CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -35,6 +36,7 @@ CSI_DRIVER_NAME_MAX_LENGTH = 63
 CSI_NODE_ID_MAX_LENGTH = 256  # csiNodeIDLongerMaxLength, which 1.26's CSINode strategy allows on create
 DNS1123_SUBDOMAIN_MESSAGE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
                              "or '.', and must start and end with an alphanumeric character")
+DNS1123_SUBDOMAIN_FORMAT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"  # in the message
 
 
 def supported(values: tuple[str, ...]) -> str:
@@ -215,19 +217,31 @@ def check_persistent_volume(pv: PersistentVolume) -> None:
     if not terms:
         raise ObjectError(obj, path, "Required value: must have at least one node selector term")
     for i, term in enumerate(terms):
-        term = term or {}
-        _check_requirements(obj, f"{path}[{i}].matchExpressions", term.get("matchExpressions") or [], NODE_SELECTOR_OPERATORS)
-        for j, req in enumerate(term.get("matchFields") or []):
-            req = req or {}
-            here = f"{path}[{i}].matchFields[{j}]"
-            op, values, key = req.get("operator") or "", req.get("values") or [], req.get("key") or ""
-            if op in ("In", "NotIn"):
-                if len(values) != 1:
-                    raise ObjectError(obj, f"{here}.values", "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector")
-            else:
-                raise ObjectError(obj, f"{here}.operator", f"Invalid value: {op!r}: not a valid selector operator")
-            if key != "metadata.name":
-                raise ObjectError(obj, f"{here}.key", f"Invalid value: {key!r}: not a valid field selector key")
+        _check_node_selector_term(obj, f"{path}[{i}]", term or {})
+
+
+def _check_node_selector_term(obj: str, path: str, term: Mapping[str, Any]) -> None:
+    """``ValidateNodeSelectorTerm`` (a pod's node affinity terms, a PV's): the ``matchExpressions``
+    (``ValidateNodeSelectorRequirement``), then the ``matchFields`` (``ValidateNodeFieldSelectorRequirement``:
+    ``In``/``NotIn`` with exactly one value, the key ``metadata.name``, each value a node name)."""
+    _check_requirements(obj, f"{path}.matchExpressions", term.get("matchExpressions") or [], NODE_SELECTOR_OPERATORS)
+    for j, req in enumerate(term.get("matchFields") or []):
+        req = req or {}
+        here = f"{path}.matchFields[{j}]"
+        op, values, key = req.get("operator") or "", req.get("values") or [], req.get("key") or ""
+        if op in ("In", "NotIn"):
+            if len(values) != 1:
+                raise ObjectError(obj, f"{here}.values", "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector")
+        else:
+            raise ObjectError(obj, f"{here}.operator", f"Invalid value: {op!r}: not a valid selector operator")
+        if key != NODE_NAME_FIELD:
+            raise ObjectError(obj, f"{here}.key", f"Invalid value: {key!r}: not a valid field selector key")
+        for k, value in enumerate(values):  # ValidateNodeName: apimachinery's NameIsDNSSubdomain
+            if len(value) > 253:
+                raise ObjectError(obj, f"{here}.values[{k}]", f"Invalid value: {value!r}: must be no more than 253 characters")
+            if not _DNS1123_SUBDOMAIN.match(value):
+                raise ObjectError(obj, f"{here}.values[{k}]", f"Invalid value: {value!r}: {DNS1123_SUBDOMAIN_MESSAGE}"
+                                  f" (e.g. 'example.com', regex used for validation is '{DNS1123_SUBDOMAIN_FORMAT}')")
 
 
 def _check_container(obj: str, path: str, c: Container) -> None:
@@ -302,26 +316,29 @@ def _check_affinity(obj: str, affinity: Mapping[str, Any]) -> None:
         if not terms:
             raise ObjectError(obj, path, "Required value: must have at least one node selector term")
         for i, term in enumerate(terms):
-            _check_requirements(obj, f"{path}[{i}].matchExpressions", (term or {}).get("matchExpressions") or [],
-                                NODE_SELECTOR_OPERATORS)
+            _check_node_selector_term(obj, f"{path}[{i}]", term or {})
     for i, pref in enumerate(node.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
         pref = pref or {}  # a null item is the zero value, as Go decodes it
         path = f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
         _check_weight(obj, f"{path}.weight", pref.get("weight"))
-        _check_requirements(obj, f"{path}.preference.matchExpressions",
-                            (pref.get("preference") or {}).get("matchExpressions") or [], NODE_SELECTOR_OPERATORS)
+        _check_node_selector_term(obj, f"{path}.preference", pref.get("preference") or {})
     for kind in ("podAffinity", "podAntiAffinity"):
         pod_affinity = affinity.get(kind) or {}
         base = f"spec.affinity.{kind}"
         for i, term in enumerate(pod_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
-            check_label_selector(obj, f"{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}].labelSelector",
-                                 (term or {}).get("labelSelector"))
+            _check_pod_affinity_term_selectors(obj, f"{base}.requiredDuringSchedulingIgnoredDuringExecution[{i}]",
+                                               term or {})
         for i, weighted in enumerate(pod_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
             weighted = weighted or {}
             path = f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
             _check_weight(obj, f"{path}.weight", weighted.get("weight"))
-            check_label_selector(obj, f"{path}.podAffinityTerm.labelSelector",
-                                 (weighted.get("podAffinityTerm") or {}).get("labelSelector"))
+            _check_pod_affinity_term_selectors(obj, f"{path}.podAffinityTerm", weighted.get("podAffinityTerm") or {})
+
+
+def _check_pod_affinity_term_selectors(obj: str, path: str, term: Mapping[str, Any]) -> None:
+    """``validatePodAffinityTerm``'s selectors, in its order: labelSelector, then namespaceSelector (1.21+)."""
+    check_label_selector(obj, f"{path}.labelSelector", term.get("labelSelector"))
+    check_label_selector(obj, f"{path}.namespaceSelector", term.get("namespaceSelector"))
 
 
 WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")

@@ -15,7 +15,6 @@ from typing import Any
 from .fields import (
     bool_field,
     check_label_selector,
-    check_requirements,
     int_field,
     obj_field,
     obj_list_field,
@@ -26,19 +25,12 @@ from .fields import (
     str_list_field,
     string_map,
 )
-from .labels import (
-    IN,
-    NOT_IN,
-    CompiledSelector,
-    SelectorError,
-    compile_node_selector_requirements,
-    new_requirement,
-)
+from .labels import IN, SelectorError, new_requirement
+from .node_selector import NodeSelectorTerm, match_node_selector_terms, parse_node_selector_term
 
 ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-NODE_FIELD_NAME = "metadata.name"
 
 
 def resource_version(raw: Mapping[str, Any]) -> int:
@@ -48,62 +40,18 @@ def resource_version(raw: Mapping[str, Any]) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class FieldRequirement:
-    """One ``matchFields`` requirement (only ``metadata.name`` with ``In``/``NotIn`` and one value)."""
-
-    op: str
-    value: str
-
-    def matches(self, node_name: str) -> bool:
-        return (node_name == self.value) == (self.op == IN)
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSelectorTerm:
-    """A term of a PV's required node affinity: expressions ANDed with fields; ``error`` when it cannot
-    be parsed (then it matches nothing, as in ``nodeaffinity.NewLazyErrorNodeSelector``)."""
-
-    expressions: CompiledSelector | None
-    fields: tuple[FieldRequirement, ...] | None
-    error: str | None = None
-
-    def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
-        if self.error is not None or (self.expressions is None and self.fields is None):
-            return False
-        if self.expressions is not None:
-            selector = self.expressions.selector
-            if selector is None or not selector.matches(labels):
-                return False
-        return self.fields is None or all(f.matches(node_name) for f in self.fields)
-
-
-@dataclass(frozen=True, slots=True)
 class VolumeNodeAffinity:
     """``spec.nodeAffinity`` of a PV; ``required`` None when ``required`` is null (no constraint)."""
 
     required: tuple[NodeSelectorTerm, ...] | None
 
     def matches(self, labels: Mapping[str, str], node_name: str = "") -> bool:
-        """1.26's ``CheckNodeAffinity``: ORed terms. Upstream builds a node of the labels alone, so a
-        ``matchFields`` term is evaluated against an empty node name (callers pass ``""``)."""
+        """1.26's ``CheckNodeAffinity``: ``MatchNodeSelectorTerms`` of a node made of the labels alone
+        (callers pass no name), so the node has no fields and a term's ``matchFields`` are not checked
+        (``nodeSelectorTerm.match``: ``len(nodeFields) > 0``); its ``matchExpressions`` still are."""
         if self.required is None:
             return True
-        return any(term.matches(labels, node_name) for term in self.required)
-
-
-def _field_requirements(obj: str, path: str, raw: Any) -> tuple[tuple[FieldRequirement, ...] | None, str | None]:
-    reqs = check_requirements(obj, path, raw)
-    if not reqs:
-        return None, None
-    out = []
-    for r in reqs:
-        key, op, values = r.get("key") or "", r.get("operator") or "", r.get("values") or []
-        if key != NODE_FIELD_NAME:
-            return None, f"not a valid field selector key: {key!r}"
-        if op not in ("In", "NotIn") or len(values) != 1:
-            return None, f"unexpected field selector requirement: {key} {op} {values}"
-        out.append(FieldRequirement(IN if op == "In" else NOT_IN, values[0]))
-    return tuple(out), None
+        return match_node_selector_terms(self.required, labels, node_name)
 
 
 def parse_volume_node_affinity(obj: str, path: str, raw: Any) -> VolumeNodeAffinity | None:
@@ -114,15 +62,10 @@ def parse_volume_node_affinity(obj: str, path: str, raw: Any) -> VolumeNodeAffin
     if req is None:
         return VolumeNodeAffinity(None)
     terms_path = f"{path}.required.nodeSelectorTerms"
-    terms = []
-    for i, term in enumerate(obj_list_field(obj, terms_path, req.get("nodeSelectorTerms"))):
-        exprs = check_requirements(obj, f"{terms_path}[{i}].matchExpressions", term.get("matchExpressions"))
-        expressions = compile_node_selector_requirements(exprs) if exprs else None
-        fields, error = _field_requirements(obj, f"{terms_path}[{i}].matchFields", term.get("matchFields"))
-        if error is None and expressions is not None and expressions.selector is None:
-            error = expressions.error
-        terms.append(NodeSelectorTerm(expressions, fields, error))
-    return VolumeNodeAffinity(tuple(terms))
+    return VolumeNodeAffinity(tuple(
+        parse_node_selector_term(obj, f"{terms_path}[{i}]", term)
+        for i, term in enumerate(obj_list_field(obj, terms_path, req.get("nodeSelectorTerms")))
+    ))
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,6 +134,7 @@ class OfflineDriver:
         self.cluster = scheduler.cluster
         self.clock = VirtualClock()
         self.queue = new_scheduling_queue(queue_kind, self.clock)
+        self.queue.namespace_labels = self.cluster.namespace_labels  # waiting pods' namespaceSelectors
         self.pdbs = list(pdbs)
         self.progress = progress
         # 1.9 re-queues through the requeuer's back-off; the three-queue form backs pods off itself.

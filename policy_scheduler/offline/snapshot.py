@@ -24,6 +24,7 @@ from ..errors import ObjectError, SnapshotError
 from ..features import Rules
 from ..model.disruption import PodDisruptionBudget
 from ..model.fields import describe, string_map
+from ..model.namespace import Namespace
 from ..model.node import Node
 from ..model.openapi import OpenAPIValidator
 from ..model.pod import Pod
@@ -53,11 +54,12 @@ KINDS: dict[str, tuple[str, ...]] = {
     "PersistentVolumeClaim": ("v1",),
     "StorageClass": ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"),
     "CSINode": ("storage.k8s.io/v1", "storage.k8s.io/v1beta1"),
+    "Namespace": ("v1",),
     "ConfigMap": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1alpha1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1"),
     "PodDisruptionBudget": ("policy/v1beta1", "policy/v1"),
 }
-CLUSTER_SCOPED = {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass"}
+CLUSTER_SCOPED = {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass", "Namespace"}
 MANIFEST_SUFFIXES = {".yaml", ".yml", ".json"}
 TERMINATED_PHASES = {"Succeeded", "Failed"}
 
@@ -83,6 +85,8 @@ class Snapshot:
     persistent_volume_claims: list[PersistentVolumeClaim] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
+    # Namespace objects (their labels: pod (anti-)affinity namespaceSelector); none: namespaces have no labels.
+    namespaces: list[Namespace] = field(default_factory=list)
     config_maps: list[dict] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     sources: list[str] = field(default_factory=list)
@@ -142,6 +146,8 @@ class Snapshot:
             cluster.add_storage_class(sc)
         for csi_node in self.csi_nodes:
             cluster.put_csi_node(csi_node)
+        for namespace in self.namespaces:
+            cluster.put_namespace(namespace.name, namespace.labels)
         return cluster
 
 
@@ -362,6 +368,8 @@ def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any], api_rules: b
         if api_rules:
             check_csi_node(csi_node)
         snapshot.csi_nodes.append(csi_node)
+    elif kind == "Namespace":
+        snapshot.namespaces.append(Namespace.from_dict(obj))  # its labels were checked above
     elif kind == "ConfigMap":
         snapshot.config_maps.append(obj)
     elif kind == "PriorityClass":

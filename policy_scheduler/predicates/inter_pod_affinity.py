@@ -16,6 +16,10 @@ Checks, in order, the first failure deciding the result (reasons are always the 
 "Cached pods" are the assigned and assumed pods, minus pods that belong to the candidate node but are
 missing from its NodeInfo (how preemption simulates removals). The pods matching the pod's own terms are
 found once per pod and kept in the metadata; only topology is checked per node.
+
+Under the cluster's rules a term's ``namespaceSelector`` counts (``model/topology.py``): the pod's own terms
+(c, d) are resolved against the Namespace objects with the candidates, once per pod; the existing pods'
+anti-affinity terms (a) are matched with the labels of the pod's namespace, read when the metadata is made.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..cache.cluster import ListerError
 from ..errors import PredicateError
 from ..model.labels import SelectorError
-from ..model.topology import nodes_have_same_topology_key, pod_matches_term, term_namespaces
+from ..model.topology import TermNamespaces, nodes_have_same_topology_key, pod_matches_term, term_namespaces
 from .metadata import (
     MatchingAntiAffinityTerm,
     PredicateMetadata,
@@ -96,11 +100,13 @@ def format_term(term: PodAffinityTerm) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TermCandidates:
-    """One required term of the incoming pod and the cached pods matching it (lister order)."""
+    """One required term of the incoming pod, the namespaces it applies to (its namespaceSelector resolved once)
+    and the cached pods matching it (lister order)."""
 
     term: PodAffinityTerm
     error: str | None
     pods: tuple[Pod, ...]
+    namespaces: TermNamespaces = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,26 +115,31 @@ class PodAffinityCandidates:
     anti_affinity: tuple[TermCandidates, ...]
 
 
-def _term_candidates(pod: Pod, term: PodAffinityTerm, all_pods: Sequence[Pod]) -> TermCandidates:
+def _term_candidates(
+    pod: Pod, term: PodAffinityTerm, all_pods: Sequence[Pod], namespace_objects: Mapping[str, Mapping[str, str]]
+) -> TermCandidates:
     if not term.topology_key:
         return TermCandidates(term, EMPTY_TOPOLOGY_KEY, ())
     try:
         selector = term.selector.get()
+        namespaces = term_namespaces(pod, term, namespace_objects)
     except SelectorError as e:
         return TermCandidates(term, str(e), ())
-    namespaces = term_namespaces(pod, term)
-    return TermCandidates(term, None, tuple(p for p in all_pods if pod_matches_term(p, namespaces, selector)))
+    return TermCandidates(term, None, tuple(p for p in all_pods if pod_matches_term(p, namespaces, selector)), namespaces)
 
 
-def compute_candidates(pod: Pod, all_pods: Iterable[Pod]) -> PodAffinityCandidates:
-    """For each required (anti-)affinity term of ``pod``, the cached pods that match it."""
+def compute_candidates(
+    pod: Pod, all_pods: Iterable[Pod], namespace_objects: Mapping[str, Mapping[str, str]]
+) -> PodAffinityCandidates:
+    """For each required (anti-)affinity term of ``pod``, the cached pods that match it (a term's namespaceSelector
+    resolved against ``namespace_objects``, the cluster's Namespace objects: name -> labels)."""
     affinity = pod.affinity
     pods = list(all_pods)
     aff = affinity.pod_affinity if affinity is not None else None
     anti = affinity.pod_anti_affinity if affinity is not None else None
     return PodAffinityCandidates(
-        tuple(_term_candidates(pod, t, pods) for t in (aff.required if aff is not None else ())),
-        tuple(_term_candidates(pod, t, pods) for t in (anti.required if anti is not None else ())),
+        tuple(_term_candidates(pod, t, pods, namespace_objects) for t in (aff.required if aff is not None else ())),
+        tuple(_term_candidates(pod, t, pods, namespace_objects) for t in (anti.required if anti is not None else ())),
     )
 
 
@@ -177,6 +188,7 @@ class PodAffinityChecker:
     def _fallback_matching_terms(self, pod: Pod, pods: Iterable[Pod]) -> list[MatchingAntiAffinityTerm]:
         """``PodAffinityChecker.getMatchingAntiAffinityTerms`` (used when metadata is missing)."""
         result: dict[str, list[MatchingAntiAffinityTerm]] = {}
+        namespace_labels = self.cluster.namespace_labels(pod.namespace)
         for existing in pods:
             affinity = existing.affinity
             if affinity is None or affinity.pod_anti_affinity is None:
@@ -187,7 +199,7 @@ class PodAffinityChecker:
                 log.error("Node not found, %s", existing.node_name)
                 continue
             try:
-                terms = matching_terms_of_existing_pod(pod, existing, existing_node)
+                terms = matching_terms_of_existing_pod(pod, existing, existing_node, namespace_labels)
             except SelectorError as e:
                 message = f"Failed to get all terms that pod {pod.ref} matches, err: {e}"
                 log.error(message)
@@ -201,10 +213,10 @@ class PodAffinityChecker:
     def candidates(self, pod: Pod, meta: PredicateMetadata | None) -> PodAffinityCandidates:
         """The pod's term candidates, computed once per pod when metadata is available."""
         if meta is None:
-            return compute_candidates(pod, self.cluster.list_pods())
+            return compute_candidates(pod, self.cluster.list_pods(), self.cluster.namespaces)
         cached = meta.precomputed.get(_PRECOMPUTED_KEY)
         if cached is None or cached[0] is not self.cluster or cached[1] is not pod:
-            cached = (self.cluster, pod, compute_candidates(pod, self.cluster.list_pods()))
+            cached = (self.cluster, pod, compute_candidates(pod, self.cluster.list_pods(), self.cluster.namespaces))
             meta.precomputed[_PRECOMPUTED_KEY] = cached
         return cached[2]
 
@@ -246,7 +258,7 @@ class PodAffinityChecker:
                 raise predicate_error(ERR_POD_AFFINITY_RULES_NOT_MATCH, message) from None
             if term_matches:
                 continue
-            if matching_exists or not _pod_matches_own_term(pod, cand.term):
+            if matching_exists or not _pod_matches_own_term(pod, cand.term, cand.namespaces):
                 return ERR_POD_AFFINITY_RULES_NOT_MATCH
         for cand in cands.anti_affinity:
             try:
@@ -258,9 +270,10 @@ class PodAffinityChecker:
         return None
 
 
-def _pod_matches_own_term(pod: Pod, term: PodAffinityTerm) -> bool:
-    """Whether the incoming pod matches its own term (the "first pod of a group" rule)."""
-    return pod_matches_term(pod, term_namespaces(pod, term), term.selector.get())
+def _pod_matches_own_term(pod: Pod, term: PodAffinityTerm, namespaces: TermNamespaces) -> bool:
+    """Whether the incoming pod matches its own term, whose namespaces resolve to ``namespaces`` (the "first pod
+    of a group" rule)."""
+    return pod_matches_term(pod, namespaces, term.selector.get())
 
 
 def new_pod_affinity_predicate(args: PluginFactoryArgs) -> FitPredicate:

@@ -23,7 +23,7 @@ from ..model.labels import SelectorError, selector_from_set
 from ..model.node import Node
 from ..model.pod import Pod
 from ..model.resources import Resource
-from ..model.topology import pod_matches_term, term_namespaces
+from ..model.topology import NO_LABELS, namespace_selector, term_matches_pod
 from .topology_spread import SpreadFilterState, compute_filter_state
 
 if TYPE_CHECKING:
@@ -78,6 +78,9 @@ class PredicateMetadata:
     node_infos: Mapping[str, NodeInfo] | None = None
     topology_spread: SpreadFilterState | None = None
     topology_spread_computed: bool = False
+    # The labels of the pod's namespace when the metadata was made (``GetNamespaceLabelsSnapshot``): what the
+    # existing pods' anti-affinity namespaceSelectors are matched against.
+    namespace_labels: Mapping[str, str] = field(default_factory=lambda: NO_LABELS)
 
     def topology_spread_state(self) -> SpreadFilterState | None:
         """The pod's PodTopologySpread filter state (None: no DoNotSchedule constraint, or the cluster
@@ -102,7 +105,7 @@ class PredicateMetadata:
         checked first that it cannot fail)."""
         if self.anti_affinity_terms is None:
             infos = self.node_infos.values() if self.node_infos is not None else ()
-            self.anti_affinity_terms = matching_anti_affinity_terms(self.pod, infos)
+            self.anti_affinity_terms = matching_anti_affinity_terms(self.pod, infos, self.namespace_labels)
         return self.anti_affinity_terms
 
     @property
@@ -124,6 +127,7 @@ class PredicateMetadata:
             precomputed=self.precomputed,
             topology_spread_enabled=self.topology_spread_enabled,
             node_infos=self.node_infos,
+            namespace_labels=self.namespace_labels,
         )
         state = self._spread_state_or_none()
         copy.topology_spread = state.clone() if state is not None else None
@@ -138,7 +142,7 @@ class PredicateMetadata:
         if node is None:
             raise MetadataError("Invalid node in nodeInfo.")
         try:
-            terms = matching_terms_of_existing_pod(self.pod, added, node)
+            terms = matching_terms_of_existing_pod(self.pod, added, node, self.namespace_labels)
         except SelectorError as e:
             raise MetadataError(str(e)) from None
         if terms:
@@ -174,8 +178,11 @@ def _copy_list(items: list | None) -> list | None:
     return None if items is None else list(items)
 
 
-def matching_terms_of_existing_pod(pod: Pod, existing: Pod, node: Node) -> list[MatchingAntiAffinityTerm]:
-    """Required anti-affinity terms of ``existing`` (on ``node``) that match ``pod``.
+def matching_terms_of_existing_pod(
+    pod: Pod, existing: Pod, node: Node, namespace_labels: Mapping[str, str]
+) -> list[MatchingAntiAffinityTerm]:
+    """Required anti-affinity terms of ``existing`` (on ``node``) that match ``pod``, whose namespace has the
+    labels ``namespace_labels`` (what a term's namespaceSelector is matched against).
 
     Raises :class:`SelectorError` when a term's selector cannot be built.
     """
@@ -184,16 +191,16 @@ def matching_terms_of_existing_pod(pod: Pod, existing: Pod, node: Node) -> list[
         return []
     result = []
     for term in affinity.pod_anti_affinity.required:
-        selector = term.selector.get()
-        if pod_matches_term(pod, term_namespaces(existing, term), selector):
+        if term_matches_pod(existing, term, pod, namespace_labels):
             result.append(MatchingAntiAffinityTerm(term, node, existing))
     return result
 
 
 def matching_anti_affinity_terms(
-    pod: Pod, node_infos: Iterable[NodeInfo]
+    pod: Pod, node_infos: Iterable[NodeInfo], namespace_labels: Mapping[str, str] = NO_LABELS
 ) -> dict[str, list[MatchingAntiAffinityTerm]]:
-    """``getMatchingAntiAffinityTerms``: scan every NodeInfo's pods with affinity.
+    """``getMatchingAntiAffinityTerms``: scan every NodeInfo's pods with affinity (``namespace_labels``: those of
+    ``pod``'s namespace).
 
     Raises :class:`PredicateError` (``node not found``) for a NodeInfo without a node and
     :class:`SelectorError` for a term whose selector cannot be built.
@@ -204,7 +211,7 @@ def matching_anti_affinity_terms(
         if node is None:
             raise PredicateError(NODE_NOT_FOUND)
         for existing in info.pods_with_affinity:
-            terms = matching_terms_of_existing_pod(pod, existing, node)
+            terms = matching_terms_of_existing_pod(pod, existing, node, namespace_labels)
             if terms:
                 result.setdefault(existing.full_name, []).extend(terms)
     return result
@@ -222,6 +229,10 @@ def anti_affinity_terms_failure(node_infos: Iterable[NodeInfo]) -> str | None:
             for term in anti.required if anti is not None else ():
                 if term.selector.selector is None:
                     return term.selector.error or "invalid selector"
+                try:
+                    namespace_selector(existing, term)
+                except SelectorError as e:
+                    return str(e)
     return None
 
 
@@ -259,6 +270,7 @@ class PredicateMetadataFactory:
             pod_ports=frozenset(pod.host_ports),
             topology_spread_enabled=self.topology_spread,
             node_infos=node_infos,
+            namespace_labels=self.cluster.namespace_labels(pod.namespace),
         )
         for name, precompute in list(self.producers.items()):
             log.debug("Precompute: %s", name)

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PredicateError
-from ..model.labels import Selector, SelectorError, node_selector_requirements, set_selector_matches
+from ..model.labels import Selector, SelectorError, set_selector_matches
+from ..model.node_selector import match_node_selector_terms
 from ..model.taints import NO_EXECUTE, NO_SCHEDULE, taint_tolerated
 from ..model.topology_spread import TopologySpreadConstraint
 
@@ -78,46 +79,16 @@ def required_node_affinity(pod: Pod) -> Callable[[Node], bool]:
     nodeSelector, and the required terms ORed, where a term with neither expressions nor fields, or one
     that cannot be parsed, matches nothing (and the next term is tried)."""
     node_selector = pod.node_selector
-    spec = pod.raw.get("spec") or {}
-    node_affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {})
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-    terms: list[tuple[Selector | None, list[tuple[str, frozenset[str]]]]] | None = None
-    if isinstance(required, dict):
-        terms = []
-        for term in required.get("nodeSelectorTerms") or []:
-            term = term if isinstance(term, dict) else {}
-            exprs = term.get("matchExpressions") or []
-            fields = term.get("matchFields") or []
-            if not exprs and not fields:
-                continue
-            try:
-                selector = node_selector_requirements(exprs) if exprs else None
-                parsed_fields = [_field_requirement(f) for f in fields]
-            except (SelectorError, ValueError, TypeError, AttributeError):
-                continue
-            terms.append((selector, parsed_fields))
+    affinity = pod.affinity
+    node_affinity = affinity.node_affinity if affinity is not None else None
+    terms = node_affinity.required_node_selector if node_affinity is not None else None
 
     def matches(node: Node) -> bool:
         if node_selector and not set_selector_matches(node_selector, node.labels):
             return False
-        if terms is None:
-            return True
-        for selector, fields in terms:
-            if selector is not None and not selector.matches(node.labels):
-                continue
-            if all((node.name in values) == (op == "In") for op, values in fields):
-                return True
-        return False
+        return terms is None or match_node_selector_terms(terms, node.labels, node.name)
 
     return matches
-
-
-def _field_requirement(raw: Any) -> tuple[str, frozenset[str]]:
-    """A ``matchFields`` requirement: only ``metadata.name`` with In / NotIn and one value parses."""
-    key, op, values = raw.get("key"), raw.get("operator"), raw.get("values") or []
-    if key != "metadata.name" or op not in ("In", "NotIn") or len(values) != 1:
-        raise ValueError(f"invalid field requirement {raw!r}")
-    return op, frozenset(values)
 
 
 def tolerates_do_not_schedule_taints(pod: Pod, node_info: NodeInfo) -> bool:

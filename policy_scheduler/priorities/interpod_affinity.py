@@ -12,6 +12,10 @@ candidate node in the same topology domain as ``E``'s node:
 4. ``E``'s preferred anti-affinity terms that the incoming pod matches: ``-weight``.
 
 The float counts are then normalised to ``0..10`` between ``min(0, min count)`` and ``max(0, max count)``.
+
+Under the cluster's rules a term's ``namespaceSelector`` counts (``model/topology.py``): the incoming pod's terms
+(1, 2) are resolved against the Namespace objects once per call, as upstream's PreScore merges them; the existing
+pods' terms (3, 4) are matched with the labels of the incoming pod's namespace.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from ..algorithm import MAX_PRIORITY, HostPriority, PluginFactoryArgs, PriorityF
 from ..cache.cluster import ListerError
 from ..errors import PriorityError
 from ..model.labels import SelectorError
-from ..model.topology import pod_matches_term, term_namespaces
+from ..model.topology import TermNamespaces, pod_matches_term, term_matches_pod, term_namespaces
 
 if TYPE_CHECKING:
     from ..cache.node_info import NodeInfo
@@ -41,12 +45,14 @@ class _Counts:
     sequence of additions as upstream's scan.
     """
 
-    __slots__ = ("nodes", "counts", "_index")
+    __slots__ = ("nodes", "counts", "_index", "_namespace_objects", "_resolved")
 
-    def __init__(self, nodes: list[Node]) -> None:
+    def __init__(self, nodes: list[Node], namespace_objects: Mapping[str, Mapping[str, str]]) -> None:
         self.nodes = nodes
         self.counts: dict[str, float] = {}
         self._index: dict[str, dict[str, list[str]]] = {}
+        self._namespace_objects = namespace_objects
+        self._resolved: dict[int, TermNamespaces] = {}  # id(term) -> namespaces, the incoming pod's terms
 
     def _same_topology(self, fixed_node: Node, key: str) -> list[str]:
         if not key:
@@ -64,17 +70,31 @@ class _Counts:
             self._index[key] = index
         return index.get(value, [])
 
+    def _incoming_namespaces(self, pod: Pod, term: PodAffinityTerm) -> TermNamespaces:
+        """The namespaces of a term of the incoming pod, its namespaceSelector resolved once per call (upstream
+        merges them into the term in PreScore)."""
+        namespaces = self._resolved.get(id(term))
+        if namespaces is None:
+            namespaces = self._resolved[id(term)] = term_namespaces(pod, term, self._namespace_objects)
+        return namespaces
+
     def process_term(
-        self, term: PodAffinityTerm, defining_pod: Pod, pod_to_check: Pod, fixed_node: Node, weight: float
+        self, term: PodAffinityTerm, defining_pod: Pod, pod_to_check: Pod, fixed_node: Node, weight: float,
+        namespace_labels: Mapping[str, str] | None = None,
     ) -> None:
         """``processTerm``: if ``pod_to_check`` matches ``term`` (of ``defining_pod``), add ``weight`` to
-        every candidate node sharing ``term.topology_key`` with ``fixed_node``."""
-        namespaces = term_namespaces(defining_pod, term)
+        every candidate node sharing ``term.topology_key`` with ``fixed_node``. ``namespace_labels`` None: the
+        term is the incoming pod's (its namespaces resolved); else it is an existing pod's, matched against
+        the incoming ``pod_to_check`` whose namespace has these labels."""
         try:
             selector = term.selector.get()
+            if namespace_labels is None:
+                matches = pod_matches_term(pod_to_check, self._incoming_namespaces(defining_pod, term), selector)
+            else:
+                matches = term_matches_pod(defining_pod, term, pod_to_check, namespace_labels)
         except SelectorError as e:
             raise PriorityError(str(e)) from None
-        if not pod_matches_term(pod_to_check, namespaces, selector):
+        if not matches:
             return
         counts = self.counts
         for name in self._same_topology(fixed_node, term.topology_key):
@@ -87,10 +107,12 @@ class _Counts:
         pod_to_check: Pod,
         fixed_node: Node,
         multiplier: int,
+        namespace_labels: Mapping[str, str] | None = None,
     ) -> None:
         """``processTerms``: each weighted term with weight ``term.weight * multiplier``."""
         for t in terms:
-            self.process_term(t.term, defining_pod, pod_to_check, fixed_node, float(t.weight * multiplier))
+            self.process_term(t.term, defining_pod, pod_to_check, fixed_node, float(t.weight * multiplier),
+                              namespace_labels)
 
 
 def new_inter_pod_affinity_priority(args: PluginFactoryArgs) -> PriorityFunction:
@@ -110,7 +132,8 @@ def new_inter_pod_affinity_priority(args: PluginFactoryArgs) -> PriorityFunction
         pod_anti_affinity = affinity.pod_anti_affinity if affinity is not None else None
         all_pods = pod_affinity is not None or pod_anti_affinity is not None
 
-        pm = _Counts(nodes)
+        pm = _Counts(nodes, cluster.namespaces)
+        namespace_labels = cluster.namespace_labels(pod.namespace)  # the existing pods' terms match against them
 
         def process_pod(existing: Pod) -> None:
             try:
@@ -128,10 +151,12 @@ def new_inter_pod_affinity_priority(args: PluginFactoryArgs) -> PriorityFunction
             if existing_affinity.pod_affinity is not None:
                 if hard_weight > 0:
                     for term in existing_affinity.pod_affinity.required:
-                        pm.process_term(term, existing, pod, existing_node, float(hard_weight))
-                pm.process_terms(existing_affinity.pod_affinity.preferred, existing, pod, existing_node, 1)
+                        pm.process_term(term, existing, pod, existing_node, float(hard_weight), namespace_labels)
+                pm.process_terms(existing_affinity.pod_affinity.preferred, existing, pod, existing_node, 1,
+                                 namespace_labels)
             if existing_affinity.pod_anti_affinity is not None:
-                pm.process_terms(existing_affinity.pod_anti_affinity.preferred, existing, pod, existing_node, -1)
+                pm.process_terms(existing_affinity.pod_anti_affinity.preferred, existing, pod, existing_node, -1,
+                                 namespace_labels)
 
         for info in node_infos.values():
             if info.node is None:

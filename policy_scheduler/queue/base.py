@@ -11,7 +11,9 @@ The protocol is the daemon's view (``kube/scheduler.py``, ``kube/eventhandlers.p
   (an error, a stop, an expired assumption) and is only to be retried;
 - ``move_all_to_active``: a cluster event that may make unschedulable pods schedulable (a node added or
   changed, an assigned pod deleted, a PV or claim added or changed);
-- ``assigned_pod_added`` / ``assigned_pod_updated``: a bound pod appeared or changed (pod affinity);
+- ``assigned_pod_added`` / ``assigned_pod_updated``: a bound pod appeared or changed (pod affinity); a waiting
+  pod's term with a namespaceSelector is matched against the labels ``namespace_labels`` gives for the bound
+  pod's namespace (upstream's namespace lister; the daemon and ``simulate`` set it to the cache's lookup);
 - ``depth``: pending pods by sub-queue (the ``pending_pods`` gauge); ``clear_nomination``: see
   :mod:`.nominator`; ``close``: wake every blocked ``pop``.
 
@@ -21,7 +23,7 @@ Everything here is pure: no network and no import from :mod:`policy_scheduler.ku
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from ..model.pod import Pod
@@ -62,6 +64,8 @@ class BlockingQueue:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._closed = False
+        # A namespace's labels, for the waiting pods' namespaceSelectors (None: no Namespace objects known).
+        self.namespace_labels: Callable[[str], Mapping[str, str]] | None = None
 
     def _wait(self, ready: Callable[[], bool], timeout: float | None) -> bool:
         """With ``_cond`` held: wait up to ``timeout`` for ``ready()``; False on timeout or once closed."""

@@ -120,7 +120,7 @@ class PriorityQueue(NominatingQueue):
         attempt was under way re-enters activeQ."""
         with self._cond:
             for key, waiting in list(self._unschedulable.items()):
-                if matches_required_pod_affinity(waiting, pod):
+                if matches_required_pod_affinity(waiting, pod, self.namespace_labels):
                     del self._unschedulable[key]
                     self._push(waiting)
             self._received_move_request = True

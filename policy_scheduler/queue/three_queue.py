@@ -330,7 +330,8 @@ class ThreeQueuePriorityQueue(NominatingQueue):
 
     def _move_affine(self, assigned: Pod, event: str) -> None:
         with self._cond:
-            waiting = [info for info in self._unschedulable.values() if matches_required_pod_affinity(info.pod, assigned)]
+            waiting = [info for info in self._unschedulable.values()
+                       if matches_required_pod_affinity(info.pod, assigned, self.namespace_labels)]
             self._move(waiting, event, self.clock())
 
     def _flush_backoff(self, now: float) -> None:

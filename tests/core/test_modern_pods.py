@@ -66,26 +66,44 @@ def test_resource_claims_in_either_shape_are_refused(claims):
 
 
 @pytest.mark.parametrize("kind", ["podAffinity", "podAntiAffinity"])
-def test_a_namespace_selector_in_any_pod_affinity_term_is_refused(kind):
+def test_a_namespace_selector_in_any_pod_affinity_term_is_not_refused(kind):
+    """Implemented (``model/topology.py``): the row stays in the table, never present."""
+    (row,) = [f for f in MODERN_FIELDS if "namespaceSelector" in f.field]
+    assert not row.refused and not row.message and "Not refused" in row.why
     required = {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term(namespaceSelector={})]}}
     preferred = {kind: {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 1, "podAffinityTerm": term(namespaceSelector={"matchLabels": {"team": "a"}})}]}}
     for affinity in (required, preferred):
-        assert refused(raw_pod(affinity=affinity)) == [MODERN_FIELDS[1].field]
-    plain = {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term(namespaces=["ns"])]}}
-    assert refused(raw_pod(affinity=plain)) == []
+        assert refused(raw_pod(affinity=affinity)) == []
+        assert refusal_message(Pod(raw_pod(affinity=affinity))) is None
+        assert scheduler().schedule(Pod(raw_pod(affinity=affinity))) == "n1"  # decided, not refused
 
 
-def test_match_fields_in_node_affinity_are_refused():
+def test_match_fields_in_node_affinity_are_not_refused():
+    """Implemented (``predicates/node_selector.py``, ``priorities/node_affinity.py``): the row stays, to say so."""
     daemonset = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}
     preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 1, "preference": {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}}]}}
-    expressions = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}
-    assert refused(raw_pod(affinity=daemonset)) == [MODERN_FIELDS[2].field]
-    assert refused(raw_pod(affinity=preferred)) == [MODERN_FIELDS[2].field]
-    assert refused(raw_pod(affinity=expressions)) == []
+    assert "matchFields" in MODERN_FIELDS[2].field and not MODERN_FIELDS[2].refused
+    for affinity in (daemonset, preferred):
+        assert refused(raw_pod(affinity=affinity)) == []
+        assert refusal_message(Pod(raw_pod(affinity=affinity))) is None
+
+
+def test_a_daemonset_pod_is_bound_to_its_node_only():
+    nodes = [{"metadata": {"name": name, "labels": {}},
+              "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"},
+                         "conditions": [{"type": "Ready", "status": "True"}]}} for name in ("n1", "n2", "n3")]
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}}}
+    for rules, expected in ((Rules.CLUSTER, {"n2"}), (Rules.V1_9, set())):
+        cluster = ClusterState()
+        for raw in nodes:
+            cluster.add_node(Node(raw))
+        engine = create_from_keys({"MatchNodeSelector"}, {"EqualPriority"}, cluster=cluster)
+        fits = {name for name, r in engine.explain(Pod(raw_pod(affinity=affinity), rules)).nodes.items() if r.fit}
+        assert fits == expected, rules
 
 
 def test_match_label_keys_are_refused_only_until_the_api_server_has_merged_them():
@@ -111,10 +129,10 @@ def test_generic_ephemeral_volumes_csi_and_os_are_not_refused():
 
 
 def test_refusal_message_joins_every_refused_field():
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}
+    affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        term(matchLabelKeys=["app"])]}}
     raw = raw_pod(resourceClaims=[{"name": "g", "resourceClaimName": "c"}], affinity=affinity)
-    assert refusal_message(Pod(raw)) == f"{MODERN_FIELDS[0].message}; {MODERN_FIELDS[2].message}"
+    assert refusal_message(Pod(raw)) == f"{MODERN_FIELDS[0].message}; {MODERN_FIELDS[3].message}"
     assert refusal_message(Pod(raw_pod())) is None
 
 

@@ -1,8 +1,8 @@
 """Property test: the vectorised path and the per-node reference give identical decisions.
 
 Hypothesis generates random clusters (labels, zones, taints, conditions, allocatable, preferAvoidPods,
-services and controllers, existing pods with requests, host ports and inter-pod (anti-)affinity) and
-random pending queues. Each queue is scheduled twice, once on each path, assuming every placed pod; every
+services and controllers, Namespace objects with labels, existing pods with requests, host ports and
+inter-pod (anti-)affinity, some terms with a namespaceSelector) and random pending queues. Each queue is scheduled twice, once on each path, assuming every placed pod; every
 pod's host or error must agree, and on every pod the vectorised filter mask and each vectorised priority
 score must equal what the reference functions compute node by node.
 """
@@ -99,7 +99,43 @@ def _term(draw):
     term = {"labelSelector": selector, "topologyKey": draw(st.sampled_from(TOPOLOGY_KEYS))}
     if draw(st.integers(0, 4)) == 0:
         term["namespaces"] = ["default", "other"]
+    if draw(st.integers(0, 3)) == 0:  # over the Namespace objects of build_cluster (NAMESPACE_LABELS)
+        term["namespaceSelector"] = draw(st.sampled_from([
+            {"matchLabels": {"team": "b"}}, {},
+            {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]},
+            {"matchExpressions": [{"key": "team", "operator": "In", "values": ["a", "c"]}]}]))
     return term
+
+
+# Namespace objects (their labels); pods also run in "ghost", which has none.
+NAMESPACE_LABELS = {"default": {"team": "a"}, "other": {"team": "b"}, "team-c": {"team": "c"}, "plain": {}}
+POD_NAMESPACES = ["default", "default", "other", "team-c", "ghost"]
+
+
+NODE_NAMES = [f"node-{i}" for i in range(8)]  # node-7 is never a node
+
+
+def _match_fields(draw, node_affinity):
+    """Node-affinity ``matchFields`` (a DaemonSet pod's ``metadata.name In [<node>]``, and variants): required
+    terms (alone or with expressions; now and then one that cannot be parsed) and a preferred term."""
+    def fields():
+        out = [{"key": "metadata.name", "operator": draw(st.sampled_from(["In", "In", "NotIn"])),
+                "values": [draw(st.sampled_from(NODE_NAMES))]} for _ in range(draw(st.integers(1, 2)))]
+        if draw(st.integers(0, 9)) == 0:
+            out[0]["values"] = NODE_NAMES[:2]  # unparsable: a field requirement takes exactly one value
+        return out
+
+    if draw(st.booleans()):
+        terms = []
+        for _ in range(draw(st.integers(1, 2))):
+            term = {"matchFields": fields()}
+            if draw(st.integers(0, 2)) == 0:
+                term["matchExpressions"] = [{"key": "disktype", "operator": "In", "values": ["ssd"]}]
+            terms.append(term)
+        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
+    if draw(st.booleans()):
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"].append(
+            {"weight": draw(st.integers(1, 50)), "preference": {"matchFields": fields()}})
 
 
 @st.composite
@@ -136,6 +172,8 @@ def pods(draw, prefix, bound_to=None):
         if draw(st.booleans()):
             affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [
                 {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["z1", "z2"]}]}]}
+        if draw(st.integers(0, 2)) == 0:
+            _match_fields(draw, affinity["nodeAffinity"])
     if affinity:
         spec["affinity"] = affinity
     if draw(st.integers(0, 4)) == 0:
@@ -143,7 +181,7 @@ def pods(draw, prefix, bound_to=None):
     if draw(st.booleans()):
         spec["tolerations"] = [{"key": draw(st.sampled_from(["dedicated", "flaky", ""])), "operator": "Exists",
                                 "effect": draw(st.sampled_from(["", "NoSchedule", "PreferNoSchedule"]))}]
-    meta = {"name": prefix, "namespace": draw(st.sampled_from(["default", "default", "other"])), "labels": labels,
+    meta = {"name": prefix, "namespace": draw(st.sampled_from(POD_NAMESPACES)), "labels": labels,
             "uid": f"uid-{prefix}"}
     if draw(st.integers(0, 3)) == 0:
         meta["ownerReferences"] = [{"kind": "ReplicaSet", "name": "rs-a", "uid": "rs-a", "controller": True}]
@@ -174,6 +212,8 @@ def build_cluster(node_list, existing):
         cluster.add_replica_set(LabelSelectedController.from_dict("ReplicaSet", {
             "metadata": {"name": "rs-c", "namespace": ns},
             "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["c", "a"]}]}}}))
+    for ns, labels in NAMESPACE_LABELS.items():
+        cluster.put_namespace(ns, labels)
     return cluster
 
 

@@ -292,7 +292,7 @@ def test_scheduler_service_account_may_make_every_request_the_daemon_makes(clien
     for path in ("/api/v1/nodes", "/api/v1/pods", "/api/v1/services", "/api/v1/replicationcontrollers",
                  "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets", "/api/v1/persistentvolumes",
                  "/api/v1/persistentvolumeclaims", "/apis/storage.k8s.io/v1/storageclasses",
-                 "/apis/storage.k8s.io/v1/csinodes"):
+                 "/apis/storage.k8s.io/v1/csinodes", "/api/v1/namespaces"):
         checks += [(f"list {path}", lambda p=path: sa.get(p, {"limit": 1})),
                    (f"watch {path}", lambda p=path: _watch(sa, p))]
     checks += [
@@ -350,6 +350,10 @@ def test_scheduler_service_account_is_refused_everything_else(clients):
         ("patch node", lambda: sa.patch("/api/v1/nodes/n1", {"metadata": {"labels": {"a": "b"}}}, MERGE_PATCH)),
         ("get node", lambda: sa.get("/api/v1/nodes/n1")),
         ("get CSINode", lambda: sa.get("/apis/storage.k8s.io/v1/csinodes/n1")),
+        ("get namespace", lambda: sa.get(f"/api/v1/namespaces/{WORKLOAD_NS}")),
+        ("label namespace", lambda: sa.patch(f"/api/v1/namespaces/{WORKLOAD_NS}", {"metadata": {"labels": {"a": "b"}}},
+                                             MERGE_PATCH)),
+        ("create namespace", lambda: sa.post("/api/v1/namespaces", {"metadata": {"name": "new-ns"}})),
         ("update CSINode", lambda: sa.put("/apis/storage.k8s.io/v1/csinodes/n1",
                                           admin.get("/apis/storage.k8s.io/v1/csinodes/n1"))),
         ("create pod", lambda: sa.post(f"/api/v1/namespaces/{WORKLOAD_NS}/pods", {

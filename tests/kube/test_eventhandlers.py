@@ -147,3 +147,72 @@ def test_malformed_csinodes_are_logged_and_ignored(caplog):
     handler.on_add(bad)
     assert cache.cluster.csi_nodes == {}
     assert "ignoring CSINode the API server sent" in caplog.text
+
+
+def raw_namespace(name: str, labels: dict[str, str] | None = None, rv: str = "1", **meta: object) -> dict:
+    return {"metadata": {"name": name, "resourceVersion": rv, "labels": labels or {}, **meta},
+            "status": {"phase": "Active"}}
+
+
+def test_namespaces_reach_the_cluster_state_and_a_relabelled_one_moves_unschedulable_pods():
+    """What pod (anti-)affinity namespaceSelectors select: a namespace added, relabelled or deleted re-evaluates
+    the pods waiting on it; an update that keeps its labels (status, annotations, a resync) moves nothing."""
+    cache, queue = SchedulerCache(), PriorityQueue()
+    handler = ListerHandler(cache, queue, "Namespace")
+
+    def fails() -> None:
+        queue.add_unschedulable_if_not_present(queue.pop(0), True)
+        assert queue.depth() == {"active": 0, "unschedulable": 1}
+
+    queue.add(Pod(raw_pod("waiting")))
+    fails()
+    handler.on_add(raw_namespace("team-b", {"team": "b"}))
+    assert cache.cluster.namespace_labels("team-b") == {"team": "b"}
+    assert queue.depth() == {"active": 1, "unschedulable": 0}
+    fails()
+    handler.on_update(raw_namespace("team-b", {"team": "b"}),
+                      raw_namespace("team-b", {"team": "b"}, rv="2", annotations={"note": "x"}))
+    assert queue.depth() == {"active": 0, "unschedulable": 1}, "same labels: nothing to re-evaluate"
+    handler.on_update(raw_namespace("team-b", {"team": "b"}, rv="2"), raw_namespace("team-b", {"team": "c"}, rv="3"))
+    assert cache.cluster.namespace_labels("team-b") == {"team": "c"}
+    assert queue.depth() == {"active": 1, "unschedulable": 0}
+    fails()
+    handler.on_delete(raw_namespace("team-b", {"team": "c"}, rv="3"))
+    assert cache.cluster.namespaces == {} and cache.cluster.namespace_labels("team-b") == {}
+    assert queue.depth() == {"active": 1, "unschedulable": 0}
+
+
+def test_malformed_namespaces_are_logged_and_ignored(caplog):
+    cache, queue = SchedulerCache(), FIFO()
+    handler = ListerHandler(cache, queue, "Namespace")
+    handler.on_add({"metadata": {"name": "n", "labels": {"team": 7}}})
+    assert cache.cluster.namespaces == {}
+    assert "ignoring Namespace the API server sent" in caplog.text
+
+
+def test_an_assigned_pod_moves_the_pods_whose_namespace_selector_selects_its_namespace():
+    """The queue asks the namespace lister for the assigned pod's namespace labels (upstream's
+    ``getUnschedulablePodsWithMatchingAffinityTerm``)."""
+    cache = SchedulerCache()
+    queue = PriorityQueue()
+    queue.namespace_labels = cache.cluster.namespace_labels
+    handler = PodHandler(cache, queue, OURS, [].append)
+    namespaces = ListerHandler(cache, queue, "Namespace")
+    namespaces.on_add(raw_namespace("db-b", {"team": "b"}))
+    namespaces.on_add(raw_namespace("db-c", {"team": "c"}))
+    waiting = raw_pod("web")
+    waiting["spec"]["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchLabels": {"app": "db"}}, "namespaceSelector": {"matchLabels": {"team": "b"}},
+        "topologyKey": "kubernetes.io/hostname"}]}}
+    queue.add(Pod(waiting))
+    queue.add_unschedulable_if_not_present(queue.pop(0), True)
+
+    def db(name: str, namespace: str) -> dict:
+        raw = raw_pod(name, node="n1")
+        raw["metadata"].update(namespace=namespace, labels={"app": "db"})
+        return raw
+
+    handler.on_add(db("db-0", "db-c"))
+    assert queue.depth() == {"active": 0, "unschedulable": 1}, "team c is not selected"
+    handler.on_add(db("db-1", "db-b"))
+    assert queue.depth() == {"active": 1, "unschedulable": 0}

@@ -96,4 +96,19 @@ def test_discovery_finds_csinodes_where_they_are_served(envtest_pool):
     assert {r.kind: r.served_version(served) for r in RESOURCES} == {
         "Node": "v1", "Pod": "v1", "Service": "v1", "ReplicationController": "v1", "ReplicaSet": "apps/v1",
         "StatefulSet": "apps/v1", "PersistentVolume": "v1", "PersistentVolumeClaim": "v1",
-        "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1"}
+        "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1", "Namespace": "v1"}
+
+
+def test_read_cluster_snapshot_returns_the_servers_namespaces_and_their_labels(envtest_pool):
+    """What pod affinity namespaceSelectors select: the Namespace objects, with the label the server gives every
+    namespace since 1.21 (``kubernetes.io/metadata.name``)."""
+    with envtest_pool.leased("1.26") as server:
+        cluster = Cluster(server.rest())
+        cluster.add_node(node("node-0"))
+        cluster.rest.post("/api/v1/namespaces", {"metadata": {"name": "team-b", "labels": {"team": "b"}}})
+        snapshot = read_cluster_snapshot(server.kubeconfig)
+    names = {n.name for n in snapshot.namespaces}
+    assert {"default", "kube-system", "team-b"} <= names
+    state = snapshot.cluster_state()
+    assert state.namespace_labels("team-b") == {"team": "b", "kubernetes.io/metadata.name": "team-b"}
+    assert state.namespace_labels("default") == {"kubernetes.io/metadata.name": "default"}

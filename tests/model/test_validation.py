@@ -116,6 +116,23 @@ CASES = [
     (with_(POD, "spec.affinity", {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]}, "topologyKey": "z"}]}}),
      "matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
+    # namespaceSelector (validatePodAffinityTerm: after the labelSelector)
+    (with_(POD, "spec.affinity", {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "z",
+         "namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "NotIn"}]}}]}}),
+     "Pod ns/p: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].namespaceSelector."
+     "matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+    (with_(POD, "spec.affinity", {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 1, "podAffinityTerm": {"topologyKey": "z", "namespaceSelector": {"matchLabels": {"team": "a b"}}}}]}}),
+     "Pod ns/p: spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm."
+     "namespaceSelector.matchLabels.team: Invalid value: 'a b'"),
+    (with_(POD, "spec.affinity", {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]}, "topologyKey": "z",
+         "namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "Gt", "values": ["1"]}]}}]}}),
+     "Pod ns/p: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector."
+     "matchExpressions[0].values: Required value"),
+    ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-b", "labels": {"team": "b/c"}}},
+     "Namespace team-b: metadata.labels.team: Invalid value: 'b/c'"),
     ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"selector": {"app": "a/b"}}},
      "Service default/s: spec.selector.app: Invalid value: 'a/b'"),
     # topologySpreadConstraints (ValidateTopologySpreadConstraints, 1.26)

@@ -3,17 +3,17 @@ and the refused fields, each under the cluster's rules and (``--rules 1.9``) ign
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from policy_scheduler.cli import main
 from policy_scheduler.offline.report import result_schema
+
+from .cli import run, run_json, write
 
 PRIORITY = ("--feature-gates", "PodPriority=true")
 NEVER_MESSAGE = "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.."
@@ -39,20 +39,7 @@ def priority_class(name: str, value: int, policy: str | None = None) -> dict[str
     return pc
 
 
-def write(tmp_path: Path, *objects: dict[str, Any], name: str = "cluster.yaml") -> str:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(objects, sort_keys=False))
-    return str(path)
 
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def run_json(*args: str) -> dict[str, Any]:
-    result = run(*args, "-o", "json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
 GATES = [{"name": "example.com/quota"}, {"name": "b"}]
@@ -231,12 +218,15 @@ def test_a_pod_with_resource_claims_is_unschedulable_naming_the_field(tmp_path, 
 
 
 def test_two_refused_fields_are_both_named(tmp_path):
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}
-    cluster = write(tmp_path, node("n1"), pod("both", resourceClaims=CLAIMS_126, affinity=affinity))
-    data = run_json("simulate", "--cluster", cluster)
+    affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"tier": "db"}}, "topologyKey": "kubernetes.io/hostname",
+         "matchLabelKeys": ["app"]}]}}
+    both = pod("both", resourceClaims=CLAIMS_126, affinity=affinity)
+    both["metadata"]["labels"] = {"app": "web"}
+    data = run_json("simulate", "--cluster", write(tmp_path, node("n1"), both))
     assert data["placements"][0]["error"] == (
-        f"{CLAIMS_MESSAGE}; spec.affinity.nodeAffinity matchFields is not supported by this scheduler")
+        f"{CLAIMS_MESSAGE}; spec.affinity pod (anti-)affinity matchLabelKeys / mismatchLabelKeys not merged into "
+        "the labelSelector are not supported by this scheduler")
 
 
 def test_a_pod_with_os_name_is_scheduled(tmp_path):

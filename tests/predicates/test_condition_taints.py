@@ -12,17 +12,9 @@ import pytest
 
 from policy_scheduler.features import Rules
 
+from ..manifests import DAEMONSET_TOLERATIONS
 from .test_volume_rules import outcomes
 
-#: The tolerations the DaemonSet controller adds to its pods (``AddOrUpdateDaemonPodTolerations``, 1.26).
-DAEMONSET_TOLERATIONS = [
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
-]
 EVERYTHING = [{"operator": "Exists"}]  # what a CNI agent's DaemonSet tolerates
 
 

@@ -226,10 +226,18 @@ def test_pv_node_affinity_terms_are_ored_and_alpha_annotation_counts_too():
                                                     '[{"matchExpressions": [{"key": "key1", "operator": "In", "values": ["node2"]}]}]}}'}},
              "spec": {k: v for k, v in PV_BOUND["spec"].items() if k != "nodeAffinity"}}
     assert find([BOUND], [alpha], NODE1)[2] == [ERR_VOLUME_NODE_CONFLICT]
-    # matchFields is evaluated as 1.26's CheckNodeAffinity does: against a node made of the labels alone.
+    # matchFields is evaluated as 1.26's CheckNodeAffinity does: against a node made of the labels alone,
+    # which has no fields, so nodeSelectorTerm.match skips them (``len(nodeFields) > 0``): the term with
+    # only matchFields admits every node, a term's matchExpressions still count.
     by_name = {**PV_BOUND, "spec": {**PV_BOUND["spec"], "nodeAffinity": {"required": {"nodeSelectorTerms": [
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node1"]}]}]}}}}
-    assert find([BOUND], [by_name], NODE1)[2] == [ERR_VOLUME_NODE_CONFLICT]
+    assert find([BOUND], [by_name], NODE1)[2] == []
+    assert find([BOUND], [by_name], NODE2)[2] == []
+    both = {**PV_BOUND, "spec": {**PV_BOUND["spec"], "nodeAffinity": {"required": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "key1", "operator": "In", "values": ["node2"]}],
+         "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node1"]}]}]}}}}
+    assert find([BOUND], [both], NODE2)[2] == []
+    assert find([BOUND], [both], NODE1)[2] == [ERR_VOLUME_NODE_CONFLICT]
 
 
 # The predicate: which pods it decides for -----------------------------------------------------------------

@@ -394,3 +394,29 @@ def test_a_move_request_after_the_pop_counts_even_if_another_pod_was_popped_sinc
     q.add_unschedulable_if_not_present(a, unschedulable=True)
     assert q.depth() == {"active": 1, "unschedulable": 1}
     assert q.pop(0) is a
+
+
+@pytest.mark.parametrize("kind", ["priority", "three-queue"])
+def test_an_assigned_pod_in_a_namespace_the_selector_picks_moves_the_waiting_pod(kind):
+    """Upstream's queue matches a waiting pod's required terms with the labels of the assigned pod's namespace
+    (``getUnschedulablePodsWithMatchingAffinityTerm``): the queue asks ``namespace_labels``."""
+    from policy_scheduler.queue import new_scheduling_queue
+
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "namespaceSelector": {"matchLabels": {"team": "b"}},
+         "topologyKey": "zone"}]}}
+    labels = {"team-b": {"team": "b"}, "team-c": {"team": "c"}}
+    q = new_scheduling_queue(kind, lambda: 1000.0)
+    q.namespace_labels = lambda name: labels.get(name, {})
+    q.add(make_pod("needs-db", affinity=affinity))
+    q.add_unschedulable_if_not_present(q.pop(0), unschedulable=True)
+
+    def db(namespace: str) -> Pod:
+        return Pod({"metadata": {"name": f"db-{namespace}", "namespace": namespace, "labels": {"app": "db"}},
+                    "spec": {"containers": [{"name": "c"}], "nodeName": "n1"}})
+
+    q.assigned_pod_added(db("team-c"))
+    q.assigned_pod_added(db("no-such-namespace"))
+    assert q.depth()["unschedulable"] == 1
+    q.assigned_pod_added(db("team-b"))
+    assert q.depth()["unschedulable"] == 0
