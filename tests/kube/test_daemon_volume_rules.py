@@ -4,13 +4,14 @@ EBS volumes migrated to their CSI driver, no limit without a ``CSINode``), volum
 beta zone labels, and generic ephemeral volumes (the claim ``<pod>-<volume>`` made by the ephemeral-volume
 controller: upstream's own kube-controller-manager on 1.32, played by the test on 1.26).
 
-Each scheduler gets a pool of its own on one server (``tests/kube/test_daemon_modern_resources.py``): nodes
-labelled ``pool: <pool>``, pods selecting them and naming the pool's scheduler, and every claim, volume and
-``CSINode`` named after the pool, so that neither scheduler's decisions depend on the other's pods
-(ReadWriteOncePod counts the users of a claim cluster-wide). Both schedulers run at once; the assertions on
-upstream's come first, then ours must have done the same: bound where upstream bound (not the tie-broken host
-where two nodes are equal), pending where upstream left the pod pending, with upstream's reason (ours keeps
-1.9's short reason names where 1.9 had the predicate: ``MaxVolumeCount``, ``NoVolumeZoneConflict``).
+Each scheduler gets a pool of its own on one server (``tests/kube/side_by_side.py``, as in
+``tests/kube/test_daemon_modern_resources.py``): nodes labelled ``pool: <pool>``, pods selecting them and
+naming the pool's scheduler, and every claim, volume and ``CSINode`` named after the pool, so that neither
+scheduler's decisions depend on the other's pods (ReadWriteOncePod counts the users of a claim cluster-wide).
+Both schedulers run at once; the assertions on upstream's come first, then ours must have done the same: bound
+where upstream bound (not the tie-broken host where two nodes are equal), pending where upstream left the pod
+pending, with upstream's reason (ours keeps 1.9's short reason names where 1.9 had the predicate:
+``MaxVolumeCount``, ``NoVolumeZoneConflict``).
 
 There is no PV controller, provisioner nor kubelet: the tests play them through the API
 (``tests/kube/test_daemon_volumes.py``).
@@ -18,18 +19,29 @@ There is no PV controller, provisioner nor kubelet: the tests play them through 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from policy_scheduler.kube.rest import ApiError
 
-from .daemon import SCHEDULER, Cluster, DaemonProcess, LoggedProcess, node, pod, wait_until
-from .envtest import EnvtestServer, assets_dir
-from .reference import REFERENCE_SCHEDULER, ReferenceScheduler
+from . import side_by_side
+from .controllers import ControllerManager
+from .daemon import LoggedProcess
+from .envtest import EnvtestServer
+from .side_by_side import (  # noqa: F401 - the *_fixture names: for pytest to find
+    LINES,
+    Pool,
+    cluster_fixture,
+    expect,
+    expect_bound,
+    expect_pending,
+    pools_fixture,
+)
 from .test_daemon_volumes import (
     SELECTED_NODE,
     claim,
@@ -39,14 +51,12 @@ from .test_daemon_volumes import (
     storage_class,
 )
 
-LINES = ("1.26", "1.32")
 #: ReadWriteOncePod is alpha in 1.26 (the API server drops the access mode without its gate), GA in 1.29.
 APISERVER_ARGS: dict[str, tuple[str, ...]] = {
     "1.26": ("--apiserver-arg=--feature-gates=ReadWriteOncePod=true",),
     "1.32": (),
 }
 REFERENCE_GATES = {"1.26": "ReadWriteOncePod=true", "1.32": ""}
-POOLS = {"ref": REFERENCE_SCHEDULER, "ours": SCHEDULER}
 
 CSI_DRIVER = "csi.example.com"
 EBS_DRIVER = "ebs.csi.aws.com"
@@ -61,7 +71,6 @@ RWOP_CONFLICT = "node has pod using PersistentVolumeClaim with the same name and
 MAX_VOLUME_COUNT = {"ref": "node(s) exceed max volume count", "ours": "MaxVolumeCount"}
 VOLUME_ZONE = {"ref": "node(s) had no available volume zone", "ours": "NoVolumeZoneConflict"}
 
-VERDICT_TIMEOUT = 30.0
 #: Upstream may have backed the pod off (1 s, doubling) before the event that frees it.
 REQUEUE_TIMEOUT = 60.0
 
@@ -72,31 +81,8 @@ def server(request, envtest_pool) -> Iterator[EnvtestServer]:
         yield s
 
 
-@pytest.fixture
-def cluster(server) -> Cluster:
-    return Cluster(server.rest())
-
-
-@pytest.fixture
-def pools(cluster) -> dict[str, Pool]:
-    return {name: Pool(cluster, name) for name in POOLS}
-
-
-class Pool:
-    """One scheduler's share of the server: its nodes (``pool: <name>``) and objects, all named ``<name>-...``."""
-
-    def __init__(self, cluster: Cluster, name: str) -> None:
-        self.cluster, self.name, self.scheduler = cluster, name, POOLS[name]
-        self.nodes: list[str] = []
-
-    def n(self, suffix: str) -> str:
-        return f"{self.name}-{suffix}"
-
-    def add_node(self, suffix: str, labels: dict[str, str] | None = None) -> str:
-        name = self.n(suffix)
-        self.cluster.add_node(node(name, labels={"pool": self.name, **(labels or {})}))
-        self.nodes.append(name)
-        return name
+class VolumePool(Pool):
+    """A pool that also holds claims, volumes and ``CSINode`` objects, all named after it."""
 
     def add_csinode(self, node_name: str, driver: str, count: int, migrated: str | None = None) -> None:
         """What the kubelet registers for a CSI driver on the node (without the owner reference to the Node,
@@ -131,94 +117,31 @@ class Pool:
             self.cluster.rest.put(f"/api/v1/namespaces/default/persistentvolumeclaims/{claim_name}/status", pvc)
         return claim_name
 
-    def add_pod(self, suffix: str, claims: tuple[str, ...] = (), node_name: str | None = None,
-                volumes: list[dict[str, Any]] | None = None, cpu: str = "100m") -> dict[str, Any]:
+    def add_volume_pod(self, suffix: str, claims: tuple[str, ...] = (), node_name: str | None = None,
+                       volumes: list[dict[str, Any]] | None = None, cpu: str = "100m") -> dict[str, Any]:
+        """A pod of the pool's scheduler using the claims ``claims`` (volumes ``v0``, ``v1``...) and ``volumes``:
+        on the node ``node_name``, or confined to the pool's nodes."""
         vols = [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)]
-        spec: dict[str, Any] = {"volumes": vols + (volumes or [])}
-        if node_name is None:
-            spec["nodeSelector"] = {"pool": self.name}
-        return self.cluster.add_pod(pod(self.n(suffix), cpu=cpu, memory="10Mi", scheduler=self.scheduler,
-                                        node_name=node_name, **spec))
-
-    def placement(self, suffix: str) -> str:
-        p = self.cluster.get_pod(self.n(suffix))
-        return (p or {}).get("spec", {}).get("nodeName") or ""
+        where = {} if node_name is None else {"nodeName": node_name}
+        return self.add_pod(suffix, cpu=cpu, volumes=vols + (volumes or []), **where)
 
     def selected_node(self, claim_suffix: str) -> str | None:
         """The node a scheduler selected for provisioning the claim ``<pool>-<claim_suffix>``."""
         annotations = get_claim(self.cluster, self.n(claim_suffix))["metadata"].get("annotations") or {}
         return annotations.get(SELECTED_NODE)
 
-    def failures(self, suffix: str) -> list[str]:
-        """The messages of the FailedScheduling events about the pod ``<pool>-<suffix>``."""
-        name = self.n(suffix)
-        return [e["message"] for e in self.cluster.events("FailedScheduling") if e["involvedObject"]["name"] == name]
+
+@pytest.fixture
+def pool_class() -> type[VolumePool]:
+    """The class of the ``pools`` fixture's pools here."""
+    return VolumePool
 
 
-class ControllerManager(LoggedProcess):
-    """Upstream's kube-controller-manager of the server's line with only ``controllers`` (README of the envtest
-    assets: admin credentials for every controller, no port served, no leader election)."""
-
-    def __init__(self, server: EnvtestServer, log_dir, controllers: tuple[str, ...]) -> None:
-        self.binary = assets_dir() / server.version / "bin" / "kube-controller-manager"
-        super().__init__(log_dir / "kube-controller-manager.log", [
-            str(self.binary), f"--kubeconfig={server.kubeconfig}", f"--controllers={','.join(controllers)}",
-            "--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false",
-            "--feature-gates=WatchListClient=false", "-v=2"])
-
-    def start(self) -> ControllerManager:
-        assert self.binary.is_file(), f"no kube-controller-manager at {self.binary}"
-        super().start()
-        return self
-
-
-@contextmanager
-def schedulers(server: EnvtestServer, tmp_path, *others: LoggedProcess) -> Iterator[dict[str, LoggedProcess]]:
-    """Our daemon and the reference scheduler (and ``others``) running; all stopped at the end, whatever
-    happened."""
-    processes: dict[str, LoggedProcess] = {
-        "ref": ReferenceScheduler(server, tmp_path, feature_gates=REFERENCE_GATES[server.version]),
-        "ours": DaemonProcess(server.kubeconfig, tmp_path),
-    }
-    started: list[LoggedProcess] = []
-    exit_codes: dict[str, int] = {}
-    try:
-        for p in (*others, *processes.values()):
-            p.start()
-            started.append(p)
-        yield processes
-    finally:
-        for p in reversed(started):
-            try:
-                exit_codes[p.log_path.name] = p.stop()
-            except Exception:  # noqa: BLE001 - the others must be stopped all the same
-                p.kill()
-    ours = processes["ours"]
-    assert exit_codes.get(ours.log_path.name) == 0, ours.log()[-4000:]
-
-
-def expect(check: Callable[[], Any], what: str, process: LoggedProcess, timeout: float = VERDICT_TIMEOUT) -> Any:
-    """``wait_until`` whose failure shows the end of the scheduler's log."""
-    try:
-        return wait_until(check, timeout, interval=0.2, what=what)
-    except AssertionError as e:
-        raise AssertionError(f"{e}\n--- {process.log_path.name} ---\n{process.log()[-4000:]}") from None
-
-
-def expect_pending(pool: Pool, suffix: str, reason: str, process: LoggedProcess) -> list[str]:
-    """The pod ``<pool>-<suffix>`` was tried and not bound, and every FailedScheduling message about it names
-    ``reason``; the messages."""
-    messages = expect(partial(pool.failures, suffix), f"a FailedScheduling event about {pool.n(suffix)}", process)
-    assert pool.placement(suffix) == "", f"{pool.n(suffix)} was bound to {pool.placement(suffix)}: {messages}"
-    assert all(reason in m for m in messages), (reason, messages)
-    print(f"[{pool.name}] {pool.n(suffix)} pending: {messages}")
-    return messages
-
-
-def expect_bound(pool: Pool, suffix: str, process: LoggedProcess, timeout: float = VERDICT_TIMEOUT) -> str:
-    where = expect(partial(pool.placement, suffix), f"{pool.n(suffix)} bound", process, timeout)
-    print(f"[{pool.name}] {pool.n(suffix)} bound to {where}")
-    return where
+def schedulers(server: EnvtestServer, tmp_path: Path,
+               *others: LoggedProcess) -> AbstractContextManager[dict[str, LoggedProcess]]:
+    """Our daemon and the reference scheduler (and ``others``) running, as ``side_by_side.schedulers`` runs
+    them; upstream's with the feature gates of the server's line."""
+    return side_by_side.schedulers(server, tmp_path, *others, feature_gates=REFERENCE_GATES[server.version])
 
 
 def verdicts(pool: Pool, suffixes: tuple[str, ...]) -> dict[str, str] | None:
@@ -240,15 +163,15 @@ def test_read_write_once_pod_claim_has_one_user_in_the_cluster(server, pools, tm
         first = pool.add_node("node-1")
         pool.add_node("node-2")
         rwop = pool.bound_claim("rwop", csi(CSI_DRIVER, pool.n("vol")), access_modes=("ReadWriteOncePod",))
-        pool.add_pod("holder", (rwop,), node_name=first)
-        pool.add_pod("waiter", (rwop,))
+        pool.add_volume_pod("holder", (rwop,), node_name=first)
+        pool.add_volume_pod("waiter", (rwop,))
     with schedulers(server, tmp_path) as procs:
         for name, pool in pools.items():
-            expect_pending(pool, "waiter", RWOP_CONFLICT, procs[name])
+            expect_pending(pool, "waiter", procs[name], RWOP_CONFLICT)
         for pool in pools.values():
             pool.cluster.delete_pod(pool.n("holder"))
         for name, pool in pools.items():
-            assert expect_bound(pool, "waiter", procs[name], REQUEUE_TIMEOUT) in pool.nodes
+            assert expect_bound(pool, "waiter", procs[name], timeout=REQUEUE_TIMEOUT) in pool.nodes
 
 
 # -- CSI attach limits ------------------------------------------------------------------------------------
@@ -260,7 +183,7 @@ def test_csi_attach_limit_of_the_csinode(server, pools, tmp_path):
         for i in (1, 2):
             pool.add_csinode(pool.add_node(f"node-{i}"), CSI_DRIVER, 1)
         for i in range(3):
-            pool.add_pod(f"p-{i}", (pool.bound_claim(f"data-{i}", csi(CSI_DRIVER, pool.n(f"vol-{i}"))),))
+            pool.add_volume_pod(f"p-{i}", (pool.bound_claim(f"data-{i}", csi(CSI_DRIVER, pool.n(f"vol-{i}"))),))
     with schedulers(server, tmp_path) as procs:
         for name, pool in pools.items():
             placed = expect(partial(verdicts, pool, ("p-0", "p-1", "p-2")), f"a verdict on each pod of pool {name}",
@@ -268,7 +191,7 @@ def test_csi_attach_limit_of_the_csinode(server, pools, tmp_path):
             bound = {s: n for s, n in placed.items() if n}
             assert len(bound) == 2 and len(set(bound.values())) == 2, placed
             (pending,) = set(placed) - set(bound)
-            expect_pending(pool, pending, MAX_VOLUME_COUNT[name], procs[name])
+            expect_pending(pool, pending, procs[name], MAX_VOLUME_COUNT[name])
 
 
 def test_migrated_in_tree_ebs_volume_counts_against_its_csi_driver(server, pools, tmp_path):
@@ -276,8 +199,8 @@ def test_migrated_in_tree_ebs_volume_counts_against_its_csi_driver(server, pools
     migrated to it: a pod with an in-tree EBS volume and a pod with a CSI EBS volume, one fits."""
     for pool in pools.values():
         pool.add_csinode(pool.add_node("node"), EBS_DRIVER, 1, migrated=EBS_PLUGIN)
-        pool.add_pod("in-tree", (pool.bound_claim("ebs-1", {"awsElasticBlockStore": {"volumeID": pool.n("vol-1")}}),))
-        pool.add_pod("csi", (pool.bound_claim("ebs-2", csi(EBS_DRIVER, pool.n("vol-2"))),))
+        pool.add_volume_pod("in-tree", (pool.bound_claim("ebs-1", {"awsElasticBlockStore": {"volumeID": pool.n("vol-1")}}),))
+        pool.add_volume_pod("csi", (pool.bound_claim("ebs-2", csi(EBS_DRIVER, pool.n("vol-2"))),))
     with schedulers(server, tmp_path) as procs:
         for name, pool in pools.items():
             placed = expect(partial(verdicts, pool, ("in-tree", "csi")), f"a verdict on each pod of pool {name}",
@@ -285,7 +208,7 @@ def test_migrated_in_tree_ebs_volume_counts_against_its_csi_driver(server, pools
             bound = [s for s, n in placed.items() if n]
             assert len(bound) == 1, placed
             (pending,) = {"in-tree", "csi"} - set(bound)
-            expect_pending(pool, pending, MAX_VOLUME_COUNT[name], procs[name])
+            expect_pending(pool, pending, procs[name], MAX_VOLUME_COUNT[name])
 
 
 def test_same_ebs_volume_counts_once_on_a_node(server, pools, tmp_path):
@@ -294,18 +217,18 @@ def test_same_ebs_volume_counts_once_on_a_node(server, pools, tmp_path):
     for pool in pools.values():
         pool.add_csinode(pool.add_node("node"), EBS_DRIVER, 1, migrated=EBS_PLUGIN)
         in_tree = pool.bound_claim("ebs-1", {"awsElasticBlockStore": {"volumeID": pool.n("vol-1")}})
-        pool.add_pod("in-tree", (in_tree,))
-        pool.add_pod("shared", (in_tree,))
-        pool.add_pod("csi-same", (pool.bound_claim("ebs-1-csi", csi(EBS_DRIVER, pool.n("vol-1"))),))
+        pool.add_volume_pod("in-tree", (in_tree,))
+        pool.add_volume_pod("shared", (in_tree,))
+        pool.add_volume_pod("csi-same", (pool.bound_claim("ebs-1-csi", csi(EBS_DRIVER, pool.n("vol-1"))),))
         pool.bound_claim("ebs-2", csi(EBS_DRIVER, pool.n("vol-2")))
     with schedulers(server, tmp_path) as procs:
         for name, pool in pools.items():
             for suffix in ("in-tree", "shared", "csi-same"):
                 assert expect_bound(pool, suffix, procs[name]) == pool.n("node")
         for pool in pools.values():
-            pool.add_pod("csi-other", (pool.n("ebs-2"),))
+            pool.add_volume_pod("csi-other", (pool.n("ebs-2"),))
         for name, pool in pools.items():
-            expect_pending(pool, "csi-other", MAX_VOLUME_COUNT[name], procs[name])
+            expect_pending(pool, "csi-other", procs[name], MAX_VOLUME_COUNT[name])
 
 
 def test_no_csinode_no_csi_limit(server, pools, tmp_path):
@@ -313,7 +236,7 @@ def test_no_csinode_no_csi_limit(server, pools, tmp_path):
     for pool in pools.values():
         pool.add_node("node")
         for i in range(3):
-            pool.add_pod(f"p-{i}", (pool.bound_claim(f"data-{i}", csi(CSI_DRIVER, pool.n(f"vol-{i}"))),))
+            pool.add_volume_pod(f"p-{i}", (pool.bound_claim(f"data-{i}", csi(CSI_DRIVER, pool.n(f"vol-{i}"))),))
     with schedulers(server, tmp_path) as procs:
         for name, pool in pools.items():
             for i in range(3):
@@ -333,8 +256,8 @@ def test_volume_zone_of_the_ga_label(server, pools, tmp_path):
     busier (3 of its 4 cpu taken), which every scorer would avoid."""
     for pool in pools.values():
         zone_nodes(pool)
-        pool.add_pod("filler", node_name=pool.n("zone-b"), cpu="3")
-        pool.add_pod("p", (pool.bound_claim("data", csi(CSI_DRIVER, pool.n("vol")), pv_labels={ZONE: "zone-b"}),))
+        pool.add_volume_pod("filler", node_name=pool.n("zone-b"), cpu="3")
+        pool.add_volume_pod("p", (pool.bound_claim("data", csi(CSI_DRIVER, pool.n("vol")), pv_labels={ZONE: "zone-b"}),))
     with schedulers(server, tmp_path) as procs:
         for name, pool in pools.items():
             assert expect_bound(pool, "p", procs[name]) == pool.n("zone-b")
@@ -345,11 +268,11 @@ def test_volume_zone_labels_that_disagree(server, pools, tmp_path):
     node fits."""
     for pool in pools.values():
         zone_nodes(pool)
-        pool.add_pod("p", (pool.bound_claim("data", csi(CSI_DRIVER, pool.n("vol")),
+        pool.add_volume_pod("p", (pool.bound_claim("data", csi(CSI_DRIVER, pool.n("vol")),
                                             pv_labels={BETA_ZONE: "zone-a", ZONE: "zone-b"}),))
     with schedulers(server, tmp_path) as procs:
         for name, pool in pools.items():
-            expect_pending(pool, "p", VOLUME_ZONE[name], procs[name])
+            expect_pending(pool, "p", procs[name], VOLUME_ZONE[name])
 
 
 # -- generic ephemeral volumes ----------------------------------------------------------------------------
@@ -396,7 +319,7 @@ def test_generic_ephemeral_volume_claim_provisioned_on_the_selected_node(server,
     for name, pool in pools.items():
         pool.add_node("node-1")
         pool.add_node("node-2")
-        pods[name] = pool.add_pod("eph", volumes=[EPHEMERAL_VOLUME])
+        pods[name] = pool.add_volume_pod("eph", volumes=[EPHEMERAL_VOLUME])
     controllers = ephemeral_controllers(server, tmp_path)
     with schedulers(server, tmp_path, *controllers) as procs:
         if controllers:
@@ -409,8 +332,8 @@ def test_generic_ephemeral_volume_claim_provisioned_on_the_selected_node(server,
         else:
             # No controller: the pod is tried, and waits for its claim.
             for name, pool in pools.items():
-                expect_pending(pool, "eph", "waiting for ephemeral volume controller to create the "
-                               f'persistentvolumeclaim "{pool.n("eph-data")}"', procs[name])
+                expect_pending(pool, "eph", procs[name], "waiting for ephemeral volume controller to create "
+                               f'the persistentvolumeclaim "{pool.n("eph-data")}"')
             for name, pool in pools.items():
                 ephemeral_claim(pool, pods[name])
         for name, pool in pools.items():
@@ -429,10 +352,10 @@ def test_generic_ephemeral_volume_claim_not_owned_by_the_pod(server, pools, clus
         pool.add_node("node-1")
         pool.add_node("node-2")
         ephemeral_claim(pool, None)
-        pool.add_pod("eph", volumes=[EPHEMERAL_VOLUME])
+        pool.add_volume_pod("eph", volumes=[EPHEMERAL_VOLUME])
     with schedulers(server, tmp_path, *ephemeral_controllers(server, tmp_path)) as procs:
         for name, pool in pools.items():
             reason = (f"PVC default/{pool.n('eph-data')} was not created for pod default/{pool.n('eph')} "
                       "(pod is not owner)")
-            expect_pending(pool, "eph", reason, procs[name])
+            expect_pending(pool, "eph", procs[name], reason)
             assert pool.selected_node("eph-data") is None
