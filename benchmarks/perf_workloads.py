@@ -30,6 +30,24 @@ Upstream's harness runs a fake PV controller that completes the bindings; here e
 pre-bound to its claim and each claim names its PV, carries ``bind-completed`` and is given the ``Bound``
 phase (what that controller would have written), all before any pod of the run exists.
 
+Three workloads whose pods carry fields 1.9 never had (``MODERN_FIELD_WORKLOADS``):
+
+* SchedulingDaemonSets: :data:`DAEMONSETS` (5 ``apps/v1`` DaemonSets) and one pod of each per node, made as the
+  1.26 DaemonSet controller makes them (its template's labels with ``controller-revision-hash`` and
+  ``pod-template-generation``, an ``ownerReference`` to the DaemonSet with its uid and ``controller: true``,
+  required node affinity ``matchFields`` ``metadata.name In [<node>]`` and the 6 tolerations
+  :data:`DAEMON_TOLERATIONS`), on nodes that already hold plain ``pod-default`` init pods (one per node at 500
+  nodes). Upstream's SchedulingDaemonset (later than 1.26, ``misc/performance-config.yaml``) is a narrower
+  shape: pods of ``daemonset-pod.yaml`` (no requests, no owner, no tolerations) that all name one node among
+  15,000.
+* SchedulingNamespaceSelectorAffinity and SchedulingPreferredNamespaceSelectorAffinity: upstream's
+  SchedulingRequiredPodAffinityWithNSSelector and SchedulingPreferredAffinityWithNSSelector, i.e. namespaces
+  ``init-ns-<j>`` and ``measure-ns-0`` labelled ``team: devops`` (``namespace-with-labels.yaml``), init pods in
+  blocks over the init namespaces (``createPodSets``), measured pods in ``measure-ns-0``, with
+  ``pod-affinity-ns-selector.yaml`` (required, ``color: blue``, zone, every node in ``zone1``) or
+  ``pod-preferred-affinity-ns-selector.yaml`` (preferred, weight 1, ``color: red``, hostname): terms with a
+  ``namespaceSelector`` ``team: devops`` and no ``namespaces``.
+
 ``spec.priority`` of ``pod-high-priority.yaml`` is a literal field; a 1.26 API server sets it only from a
 PriorityClass (a literal one is refused), so live pods name the class :data:`HIGH_PRIORITY_CLASS` (value 10)
 and offline pods carry the priority itself, as admission would have set it.
@@ -37,6 +55,8 @@ and offline pods carry the priority itself, as admission would have set it.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +73,15 @@ CSI_DRIVER = "ebs.csi.aws.com"  # nodeAllocatableStrategy's csiNodeAllocatable d
 CSI_VOLUME_LIMIT = 39  # its count (and the node's attachable-volumes-csi-ebs.csi.aws.com allocatable)
 MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
 BIND_COMPLETED_ANNOTATION = "pv.kubernetes.io/bind-completed"
+NODE_NAME_FIELD = "metadata.name"  # the one field a nodeSelectorTerm's matchFields may name
+DAEMONSET_NAMESPACE = "kube-system"
+#: What the DaemonSet controller adds to every pod it makes (``AddOrUpdateDaemonPodTolerations``, 1.26; the
+#: seventh, network-unavailable, only for host-network pods).
+DAEMON_TOLERATIONS: tuple[dict[str, str], ...] = tuple(
+    {"key": f"node.kubernetes.io/{key}", "operator": "Exists", "effect": effect} for key, effect in (
+        ("not-ready", "NoExecute"), ("unreachable", "NoExecute"), ("disk-pressure", "NoSchedule"),
+        ("memory-pressure", "NoSchedule"), ("pid-pressure", "NoSchedule"), ("unschedulable", "NoSchedule")))
+NS_SELECTOR_LABELS = (("team", "devops"),)  # namespace-with-labels.yaml, and the terms' namespaceSelector
 
 
 @dataclass(frozen=True)
@@ -129,6 +158,18 @@ POD_WITH_PREFERRED_POD_ANTI_AFFINITY = PodTemplate(
 POD_WITH_NODE_AFFINITY = PodTemplate("pod-with-node-affinity.yaml", affinity={"nodeAffinity": {
     "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": ZONE_KEY, "operator": "In", "values": ["zone1", "zone2"]}]}]}}})
+def _ns_selector_term(color: str, topology_key: str) -> dict[str, Any]:
+    """A term of upstream's ``*-ns-selector.yaml`` templates: a ``namespaceSelector``, no ``namespaces``."""
+    return {"labelSelector": {"matchLabels": {"color": color}}, "topologyKey": topology_key,
+            "namespaceSelector": {"matchLabels": dict(NS_SELECTOR_LABELS)}}
+
+
+POD_AFFINITY_NS_SELECTOR = PodTemplate("pod-affinity-ns-selector.yaml", labels=(("color", "blue"),), affinity={
+    "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_ns_selector_term("blue", ZONE_KEY)]}})
+POD_PREFERRED_AFFINITY_NS_SELECTOR = PodTemplate(
+    "pod-preferred-affinity-ns-selector.yaml", labels=(("color", "red"),), affinity={"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "podAffinityTerm": _ns_selector_term("red", HOSTNAME_KEY)}]}})
 POD_WITH_TOPOLOGY_SPREADING = PodTemplate("pod-with-topology-spreading.yaml", labels=(("color", "blue"),),
                                           topology_spread=_spread("DoNotSchedule"))
 POD_WITH_PREFERRED_TOPOLOGY_SPREADING = PodTemplate("pod-with-preferred-topology-spreading.yaml",
@@ -215,6 +256,57 @@ class CSIVolumes:
 
 
 @dataclass(frozen=True)
+class DaemonSet:
+    """One DaemonSet of SchedulingDaemonSets: its object, and its pod for a node as the 1.26 DaemonSet controller
+    makes it from the template (``controller.CreatePodWithControllerRef`` after ``util.CreatePodTemplate``)."""
+
+    name: str
+    cpu: str
+    memory: str
+    namespace: str = DAEMONSET_NAMESPACE
+
+    @property
+    def template(self) -> PodTemplate:
+        """The template's pod: requests only (Burstable), as most node agents."""
+        return PodTemplate(f"{self.name} template", cpu=self.cpu, memory=self.memory, limits=False,
+                           labels=(("app", self.name),))
+
+    def object(self, scheduler_name: str) -> dict[str, Any]:
+        """The ``apps/v1`` DaemonSet (its template names the scheduler under test)."""
+        pod = self.template.pod("template", self.namespace, scheduler_name)
+        return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": {"selector": {"matchLabels": {"app": self.name}},
+                         "template": {"metadata": {"labels": dict(pod["metadata"]["labels"])}, "spec": pod["spec"]}}}
+
+    def pod(self, name: str, node: str, uid: str, scheduler_name: str, **kw: Any) -> dict[str, Any]:
+        """The controller's pod for ``node``: the template's labels plus the revision's, an owner reference to
+        the DaemonSet (``uid``), required node affinity on the node's name (``matchFields``, which replaces any
+        of the template's required terms) and the daemon tolerations."""
+        pod = self.template.pod(name, self.namespace, scheduler_name, **kw)
+        meta = pod["metadata"]
+        meta["labels"].update({"controller-revision-hash": f"{self.name}-rev1", "pod-template-generation": "1"})
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": self.name, "uid": uid,
+                                    "controller": True, "blockOwnerDeletion": True}]
+        pod["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": NODE_NAME_FIELD, "operator": "In", "values": [node]}]}]}}}
+        pod["spec"]["tolerations"] = [dict(t) for t in DAEMON_TOLERATIONS]
+        return pod
+
+
+#: SchedulingDaemonSets' DaemonSets: three node agents of 10m / 20Mi and two larger ones, 1.53 cpu and 3.06Gi
+#: per node in all, beside the init pods (nodes of 4 cpu, 32Gi).
+DAEMONSETS = (DaemonSet("daemonset-0", "10m", "20Mi"), DaemonSet("daemonset-1", "10m", "20Mi"),
+              DaemonSet("daemonset-2", "10m", "20Mi"), DaemonSet("daemonset-3", "500m", "1Gi"),
+              DaemonSet("daemonset-4", "1", "2Gi"))
+
+
+def offline_uid(name: str) -> str:
+    """A stand-in for the API server's uid of a DaemonSet (offline objects)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"scheduler-perf/daemonset/{name}"))
+
+
+@dataclass(frozen=True)
 class Workload:
     """One of performance-config.yaml's workloads: its templates, namespaces and sizes per node scale."""
 
@@ -228,6 +320,12 @@ class Workload:
     feature_gates: str = ""  # what ours needs for the workload's fields
     priority_classes: tuple[tuple[str, int], ...] = field(default=())
     csi: CSIVolumes | None = None  # SchedulingCSIPVs' CSINodes, and a bound CSI claim per pod
+    #: The measured pods are these DaemonSets' pods, one per (DaemonSet, node), DaemonSet by DaemonSet.
+    daemonsets: tuple[DaemonSet, ...] = ()
+    #: createPodSets: node scale -> namespaces ``<namespaces[0]>-<j>`` the init pods fill in blocks (none: all of
+    #: them in ``namespaces[0]``).
+    init_namespace_counts: dict[int, int] = field(default_factory=dict)
+    namespace_labels: tuple[tuple[str, str], ...] = ()  # of every namespace of the workload but "default"
 
     def node_names(self, count: int) -> list[str]:
         return [f"node-{i:05d}" for i in range(count)]
@@ -250,13 +348,54 @@ class Workload:
     def _claim(self, name: str) -> dict[str, Any]:
         return {"claim": CSIVolumes.claim_name(name)} if self.csi else {}
 
-    def init_pods(self, count: int, scheduler_name: str, **kw: Any) -> list[dict[str, Any]]:
-        return [self.init.pod(name, self.namespaces[0], scheduler_name, **self._claim(name), **kw)
-                for name in (f"init-{i:06d}" for i in range(count))]
+    def init_namespaces(self, scale: int = 500) -> tuple[str, ...]:
+        """Where the init pods go at a node scale: createPodSets' namespaces, or ``namespaces[0]``."""
+        count = self.init_namespace_counts.get(scale)
+        return tuple(f"{self.namespaces[0]}-{j}" for j in range(count)) if count else (self.namespaces[0],)
 
-    def measured_pods(self, count: int, scheduler_name: str, **kw: Any) -> list[dict[str, Any]]:
+    def namespace_objects(self, scale: int = 500) -> list[dict[str, Any]]:
+        """The workload's namespaces (but ``default``) as createNamespaces makes them, labelled."""
+        names = [*self.init_namespaces(scale), self.namespaces[1], *(d.namespace for d in self.daemonsets)]
+        out = []
+        for name in dict.fromkeys(n for n in names if n != "default"):
+            metadata: dict[str, Any] = {"name": name}
+            if self.namespace_labels:
+                metadata["labels"] = dict(self.namespace_labels)
+            out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata})
+        return out
+
+    def init_pods(self, count: int, scheduler_name: str, *, namespaces: Sequence[str] = (),
+                  **kw: Any) -> list[dict[str, Any]]:
+        """``namespaces``: filled in blocks, the first ``count / len`` pods in the first (createPodSets);
+        default: ``namespaces[0]``."""
+        spread = tuple(namespaces) or (self.namespaces[0],)
+        return [self.init.pod(name, spread[i * len(spread) // count], scheduler_name, **self._claim(name), **kw)
+                for i, name in ((i, f"init-{i:06d}") for i in range(count))]
+
+    def measured_pods(self, count: int, scheduler_name: str, *, nodes: int | None = None,
+                      owners: Mapping[str, str] | None = None, **kw: Any) -> list[dict[str, Any]]:
+        """With ``daemonsets``: pod ``i`` is DaemonSet ``i // nodes``'s pod for node ``i % nodes`` (``nodes``
+        needed), owned by the uid ``owners`` gives its DaemonSet (default: :func:`offline_uid`)."""
+        if self.daemonsets:
+            if nodes is None or count > nodes * len(self.daemonsets):
+                raise ValueError(f"{self.name}: {count} pods need nodes (at most {len(self.daemonsets)} per node)")
+            names = self.node_names(nodes)
+            out = []
+            for i in range(count):
+                ds = self.daemonsets[i // nodes]
+                uid = (owners or {}).get(ds.name) or offline_uid(ds.name)
+                out.append(ds.pod(f"pod-{i:06d}", names[i % nodes], uid, scheduler_name, **kw))
+            return out
         return [self.measured.pod(name, self.namespaces[1], scheduler_name, **self._claim(name), **kw)
                 for name in (f"pod-{i:06d}" for i in range(count))]
+
+    def daemonset_objects(self, scheduler_name: str, *, uids: bool = False) -> list[dict[str, Any]]:
+        """The DaemonSets (``uids``: with :func:`offline_uid`, as offline objects)."""
+        out = [d.object(scheduler_name) for d in self.daemonsets]
+        if uids:
+            for obj in out:
+                obj["metadata"]["uid"] = offline_uid(obj["metadata"]["name"])
+        return out
 
     def volume_objects(self, pods: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """(PV, claim) of each pod (none without ``csi``), before their binding's statuses."""
@@ -266,17 +405,19 @@ class Workload:
         return [(self.csi.persistent_volume(ns, name), self.csi.claim(ns, name)) for ns, name in keys]
 
     def snapshot_objects(self, nodes: int, init: int, measured: int, scheduler_name: str,
-                         seed: int = 1, csi_limit: int | None = None) -> list[dict[str, Any]]:
-        """Every object of one run for the offline engine: nodes (and CSINodes), the pods' volumes (bound), then
-        the init and the measured pods, all pending in that order (priorities set as admission would)."""
-        init_pods = self.init_pods(init, scheduler_name, literal_priority=True)
-        measured_pods = self.measured_pods(measured, scheduler_name, literal_priority=True)
+                         seed: int = 1, csi_limit: int | None = None, scale: int = 500) -> list[dict[str, Any]]:
+        """Every object of one run for the offline engine: the labelled namespaces (when the workload labels
+        them), the DaemonSets, nodes (and CSINodes), the pods' volumes (bound), then the init and the measured
+        pods, all pending in that order (priorities set as admission would)."""
+        init_pods = self.init_pods(init, scheduler_name, namespaces=self.init_namespaces(scale), literal_priority=True)
+        measured_pods = self.measured_pods(measured, scheduler_name, nodes=nodes, literal_priority=True)
         volumes: list[dict[str, Any]] = []
         if self.csi:
             for pv, claim in self.volume_objects(init_pods + measured_pods):
                 volumes += [{**pv, "status": self.csi.pv_status()}, {**claim, "status": self.csi.claim_status()}]
-        return (self.nodes(nodes, seed, csi_limit) + self.csinodes(nodes, csi_limit) + volumes + init_pods
-                + measured_pods)
+        namespaces = self.namespace_objects(scale) if self.namespace_labels else []
+        return (namespaces + self.daemonset_objects(scheduler_name, uids=True) + self.nodes(nodes, seed, csi_limit)
+                + self.csinodes(nodes, csi_limit) + volumes + init_pods + measured_pods)
 
 
 _SCHED = (INIT_NAMESPACE, MEASURED_NAMESPACE)
@@ -313,4 +454,21 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
 VOLUME_WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("SchedulingCSIVolumes", POD_DEFAULT, POD_DEFAULT, {500: (500, 500, 1000), 5000: (5000, 5000, 1000)},
              csi=CSIVolumes()),
+)}
+
+#: Workloads whose pods carry fields 1.9 never had (``matchFields``, ``namespaceSelector``), apart from
+#: :data:`WORKLOADS` too. Upstream's ns-selector workloads at 500 nodes: 10 namespaces x 4 init pods, 100
+#: measured pods; at 5,000: 100 x 50, 1,000.
+MODERN_FIELD_WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    Workload("SchedulingDaemonSets", POD_DEFAULT, DAEMONSETS[0].template,
+             {500: (500, 500, 500 * len(DAEMONSETS)), 5000: (5000, 1000, 5000 * len(DAEMONSETS))},
+             namespaces=("default", DAEMONSET_NAMESPACE), daemonsets=DAEMONSETS),
+    Workload("SchedulingNamespaceSelectorAffinity", POD_AFFINITY_NS_SELECTOR, POD_AFFINITY_NS_SELECTOR,
+             {500: (500, 40, 100), 5000: (5000, 5000, 1000)}, zones=("zone1",),
+             namespaces=("init-ns", "measure-ns-0"), init_namespace_counts={500: 10, 5000: 100},
+             namespace_labels=NS_SELECTOR_LABELS),
+    Workload("SchedulingPreferredNamespaceSelectorAffinity", POD_PREFERRED_AFFINITY_NS_SELECTOR,
+             POD_PREFERRED_AFFINITY_NS_SELECTOR, {500: (500, 40, 100), 5000: (5000, 5000, 1000)},
+             namespaces=("init-ns", "measure-ns-0"), init_namespace_counts={500: 10, 5000: 100},
+             namespace_labels=NS_SELECTOR_LABELS),
 )}

@@ -1,15 +1,18 @@
 """Upstream's scheduler_perf workloads end to end through a real kube-apiserver, for ours and the modern one.
 
-Kubernetes benchmarks its scheduler with ``test/integration/scheduler_perf/``; ``perf_workloads.py`` holds 11
-of its workloads (``WORKLOADS``, and SchedulingCSIVolumes, upstream's SchedulingCSIPVs, in ``VOLUME_WORKLOADS``:
-nodes, init pods, measured pods, sizes at 500 and 5,000 nodes). This script runs each of them for **ours**
-(``policy-scheduler run`` of this checkout: DefaultProvider, scheduler name ``policy-scheduler-bench``,
+Kubernetes benchmarks its scheduler with ``test/integration/scheduler_perf/``; ``perf_workloads.py`` holds 14
+of its workloads (``WORKLOADS``; SchedulingCSIVolumes, upstream's SchedulingCSIPVs, in ``VOLUME_WORKLOADS``;
+and in ``MODERN_FIELD_WORKLOADS`` SchedulingDaemonSets and upstream's ns-selector pod affinity, required and
+preferred: nodes, init pods, measured pods, sizes at 500 and 5,000 nodes). This script runs each of them for
+**ours** (``policy-scheduler run`` of this checkout: DefaultProvider, scheduler name ``policy-scheduler-bench``,
 ``--feature-gates`` from the workload, e.g. ``PodPriority=true`` for PreemptionBasic) and the **modern**
 kube-scheduler of ``--version`` (1.26 or 1.32: the default profile under the name ``modern-scheduler-bench``),
 each run on a fresh envtest API server of that line, both clients unthrottled (qps = burst = 5000). Every run
-starts the same way: the namespaces ``sched-0``/``sched-1`` and the workload's PriorityClass where it needs
-them, the nodes (zones drawn from ``--seed``), for SchedulingCSIVolumes a CSINode per node (``--csi-limit``
-volumes of ``ebs.csi.aws.com``, upstream's 39 by default) and every pod's PV and claim, bound (as upstream's
+starts the same way: the workload's namespaces (``sched-0``/``sched-1``; the ns-selector workloads'
+``init-ns-<j>`` and ``measure-ns-0``, labelled ``team: devops``), its PriorityClass and DaemonSets where it
+needs them (the DaemonSets' uids go into their pods' owner references), the nodes (zones drawn from
+``--seed``), for SchedulingCSIVolumes a CSINode per node (``--csi-limit`` volumes of ``ebs.csi.aws.com``,
+upstream's 39 by default) and every pod's PV and claim, bound (as upstream's
 fake PV controller would leave them), then the scheduler under test, and the init pods, which it binds (the
 run waits for all of them; in Unschedulable, whose init pods never fit, only until the scheduler has tried
 one: it is up). Then, by ``--mode``:
@@ -44,15 +47,19 @@ error):
   process group's processes if it has children (``peak_rss_of`` says which; ``peak_rss_group_max_mb``).
 - the placement checks, counts from the Node and Pod objects read back at the end (each should be 0):
   ``overcommitted_nodes`` (cpu, memory or pod count over allocatable), ``unfit_bound`` (a pod bound where it
-  could never fit, e.g. Unschedulable's cpu-9 pods), ``node_affinity_violations`` (required node affinity),
-  ``anti_affinity_violations`` (pods with a pod matching their required anti-affinity term in the same
-  topology domain), ``pod_affinity_violations`` (pods without another matching pod in their domain, but for
-  the first of their term), ``spread_violations`` (DoNotSchedule topology spread: final skew of the matching
-  pods across the domains over maxSkew; ``spread_skew`` the largest), ``csi_limit_violations`` (nodes where
+  could never fit, e.g. Unschedulable's cpu-9 pods), ``node_affinity_violations`` (required node affinity:
+  ``matchExpressions`` on the node's labels, ``matchFields`` on its name), ``anti_affinity_violations`` (pods
+  with a pod matching their required anti-affinity term in the same topology domain),
+  ``pod_affinity_violations`` (pods without another matching pod in their domain, but for the first of their
+  term; a term's namespaces are its ``namespaces`` and those its ``namespaceSelector`` picks by the
+  namespaces' labels read back), ``spread_violations`` (DoNotSchedule topology spread: final skew of the
+  matching pods across the domains over maxSkew; ``spread_skew`` the largest), ``csi_limit_violations`` (nodes where
   the distinct CSI volumes of a driver, over the claims of the node's pods, outnumber its CSINode's
   ``allocatable.count``; ``csi_volumes_max`` the most on one node, ``csi_volumes_unresolved`` bound pods' claims
-  that lead to no CSI PV), and for preemption, ``victims`` (bound init pods deleted),
-  ``victim_nodes_without_preemptor`` (nodes that lost victims but hold no pod of a higher
+  that lead to no CSI PV), ``daemon_pods_missing`` (SchedulingDaemonSets: of the ``daemon_pods_expected``
+  (DaemonSet, node) pairs the measured pods name, those without a bound pod on that node whose controller
+  reference names that DaemonSet with its uid as read back), and for preemption, ``victims`` (bound init pods
+  deleted), ``victim_nodes_without_preemptor`` (nodes that lost victims but hold no pod of a higher
   priority) and ``unneeded_victims`` (victims that would still fit back on their node beside its final pods).
   ``failed_checks`` names the non-zero ones.
 
@@ -75,7 +82,7 @@ error or Ctrl-C; ``--keep`` keeps the work directory (the schedulers' and creato
     python benchmarks/scheduler_perf.py --workload SchedulingCSIVolumes --nodes 8 --csi-limit 2
     python benchmarks/scheduler_perf.py --render perf.jsonl
 
-Options: ``--workload A,B`` (repeatable; default: all 11), ``--scale 500|5000``, ``--nodes`` (the init and
+Options: ``--workload A,B`` (repeatable; default: all 14), ``--scale 500|5000``, ``--nodes`` (the init and
 measured pods then scale with it from the variant's, unless given too), ``--init-pods``, ``--measured-pods``,
 ``--seed`` (1), ``--scheduler ours|modern|both``, ``--mode backlog|stream|both``, ``--version 1.26|1.32``,
 ``--repeat`` (1), ``--csi-limit`` (the CSINodes' count, default 39), ``--timeout`` (600 s for the measurement;
@@ -137,8 +144,10 @@ from benchmarks.faults import (  # noqa: E402
 )
 from benchmarks.perf_workloads import (  # noqa: E402
     HOSTNAME_KEY,
+    MODERN_FIELD_WORKLOADS,
     NODE_CPU,
     NODE_MEMORY,
+    NODE_NAME_FIELD,
     NODE_PODS,
     VOLUME_WORKLOADS,
     WORKLOADS,
@@ -147,7 +156,7 @@ from benchmarks.perf_workloads import (  # noqa: E402
 )
 from benchmarks.throughput import percentile_ms  # noqa: E402
 from policy_scheduler.kube.client import api_client  # noqa: E402
-from policy_scheduler.kube.rest import RestClient  # noqa: E402
+from policy_scheduler.kube.rest import ApiError, RestClient  # noqa: E402
 from tests.kube.daemon import wait_until  # noqa: E402
 from tests.kube.envtest import EnvtestServer, assets_dir  # noqa: E402
 
@@ -158,11 +167,13 @@ POD_PATH = "/api/v1/namespaces/{ns}/pods"
 THREADS = 8  # this script's own creates (nodes, init pods)
 QUIET, QUIET_MAX = 0.5, 5.0  # after the last measured bind: until 0.5 s without a bind or deletion (5 s at most)
 CHECKS = ("overcommitted_nodes", "unfit_bound", "node_affinity_violations", "anti_affinity_violations",
-          "pod_affinity_violations", "spread_violations", "csi_limit_violations", "victim_nodes_without_preemptor",
-          "unneeded_victims")
-PERF_WORKLOADS: dict[str, Workload] = {**WORKLOADS, **VOLUME_WORKLOADS}  # what --workload all runs
+          "pod_affinity_violations", "spread_violations", "csi_limit_violations", "daemon_pods_missing",
+          "victim_nodes_without_preemptor", "unneeded_victims")
+PERF_WORKLOADS: dict[str, Workload] = {**WORKLOADS, **VOLUME_WORKLOADS, **MODERN_FIELD_WORKLOADS}  # --workload all
 PV_PATH, CLAIM_PATH = "/api/v1/persistentvolumes", "/api/v1/namespaces/{ns}/persistentvolumeclaims"
 CSINODE_PATH = "/apis/storage.k8s.io/v1/csinodes"
+NAMESPACES_PATH = "/api/v1/namespaces"
+DAEMONSET_PATH, ALL_DAEMONSETS = "/apis/apps/v1/namespaces/{ns}/daemonsets", "/apis/apps/v1/daemonsets"
 
 
 # -- the sizes --------------------------------------------------------------------------------------
@@ -188,6 +199,7 @@ class Cell:
     init: int
     measured: int
     csi_limit: int | None = None  # the CSINodes' count (workloads with volumes)
+    init_namespaces: tuple[str, ...] = ()  # where the init pods go (createPodSets); default the workload's
 
     @property
     def name(self) -> str:
@@ -205,6 +217,8 @@ class Cell:
         """Measured pods there is room for. A measured pod of a higher priority may evict init pods, so they do
         not count against it; otherwise they do (they are of the measured pods' size wherever they fit)."""
         w = self.workload
+        if w.daemonsets:  # one pod per (DaemonSet, node): each small beside its node's init pods
+            return min(self.measured, self.nodes * len(w.daemonsets))
         room = self.nodes * room_per_node(w.measured, self.csi_limit)
         if (w.measured.priority or 0) <= (w.init.priority or 0):
             room -= self.expected_init
@@ -224,8 +238,12 @@ def cells(args: argparse.Namespace) -> list[Cell]:
         csi_limit = None
         if workload.csi is not None:
             csi_limit = workload.csi.limit if args.csi_limit is None else args.csi_limit
-        out.append(Cell(workload, nodes, init if args.init_pods is None else args.init_pods,
-                        measured if args.measured_pods is None else args.measured_pods, csi_limit))
+        measured = measured if args.measured_pods is None else args.measured_pods
+        if workload.daemonsets and measured > nodes * len(workload.daemonsets):
+            raise SystemExit(f"{name}: at most {nodes * len(workload.daemonsets)} measured pods on {nodes} nodes "
+                             f"({len(workload.daemonsets)} DaemonSets)")
+        out.append(Cell(workload, nodes, init if args.init_pods is None else args.init_pods, measured, csi_limit,
+                        workload.init_namespaces(args.scale)))
     return out
 
 
@@ -346,7 +364,8 @@ def serve_creator(spec_path: str, index: int) -> int:
     """The creator child: its share of the measured pods, split over its threads, each with a connection of
     its own (opened first); it waits for ``go`` on its standard input, creates, and prints the create times."""
     spec = json.loads(Path(spec_path).read_text())
-    bodies = PERF_WORKLOADS[spec["workload"]].measured_pods(spec["measured"], spec["scheduler_name"])
+    bodies = PERF_WORKLOADS[spec["workload"]].measured_pods(spec["measured"], spec["scheduler_name"],
+                                                            nodes=spec["nodes"], owners=spec["owners"])
     bodies = bodies[index::spec["processes"]]
     requests = [(b["metadata"]["name"], POD_PATH.format(ns=b["metadata"]["namespace"]), json.dumps(b).encode())
                 for b in bodies]
@@ -398,36 +417,59 @@ def selector_matches(selector: dict[str, Any] | None, labels: dict[str, str]) ->
             and all(requirement_holds(r, labels) for r in selector.get("matchExpressions") or ()))
 
 
-def node_affinity_holds(spec: dict[str, Any], labels: dict[str, str]) -> bool:
-    """``nodeSelector`` and required node affinity (any term, every expression of it)."""
+def node_term_holds(term: dict[str, Any], labels: dict[str, str], node_name: str | None) -> bool:
+    """One nodeSelectorTerm: every ``matchExpressions`` entry on the node's labels and every ``matchFields``
+    entry on its fields (``metadata.name``); a term with neither matches no node."""
+    expressions, fields = term.get("matchExpressions") or (), term.get("matchFields") or ()
+    node_fields = {NODE_NAME_FIELD: node_name} if node_name is not None else {}
+    return bool(expressions or fields) and (all(requirement_holds(r, labels) for r in expressions)
+                                            and all(requirement_holds(r, node_fields) for r in fields))
+
+
+def node_affinity_holds(spec: dict[str, Any], labels: dict[str, str], node_name: str | None = None) -> bool:
+    """``nodeSelector`` and required node affinity (any term, every requirement of it) on a node of these labels
+    and name."""
     if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
         return False
     node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if not required:
         return True
-    return any(all(requirement_holds(r, labels) for r in term.get("matchExpressions") or ())
-               for term in required.get("nodeSelectorTerms") or ())
+    return any(node_term_holds(term, labels, node_name) for term in required.get("nodeSelectorTerms") or ())
+
+
+def term_namespace_holds(term: dict[str, Any], namespace: str, candidate: str,
+                         namespace_labels: Mapping[str, dict[str, str]]) -> bool:
+    """Whether a pod in ``candidate`` is in the namespaces of a pod (anti-)affinity term of a pod in
+    ``namespace``: those ``namespaces`` names and those its ``namespaceSelector`` picks (``{}``: every
+    namespace); with neither, the pod's own."""
+    names, selector = term.get("namespaces") or (), term.get("namespaceSelector")
+    if not names and selector is None:
+        return candidate == namespace
+    return candidate in names or (selector is not None
+                                  and selector_matches(selector, namespace_labels.get(candidate) or {}))
 
 
 class Placement:
-    """The bound pods read back at the end, on their nodes; matching pods counted per topology domain."""
+    """The bound pods read back at the end, on their nodes; matching pods counted per topology domain;
+    ``namespace_labels``: the labels of each namespace (for terms' ``namespaceSelector``)."""
 
-    def __init__(self, pods: dict[str, dict[str, Any]], nodes: dict[str, NodeState], bound_at: dict[str, float]):
+    def __init__(self, pods: dict[str, dict[str, Any]], nodes: dict[str, NodeState], bound_at: dict[str, float],
+                 namespace_labels: Mapping[str, dict[str, str]] | None = None):
         self.nodes = nodes
         self.bound = [p for p in pods.values() if (p.get("spec") or {}).get("nodeName")]
         self.bound_at = bound_at
+        self.namespace_labels = namespace_labels or {}
         self._counts: dict[str, Counter[str]] = {}
 
     def labels_of_node(self, pod: dict[str, Any]) -> dict[str, str]:
         node = self.nodes.get(pod["spec"]["nodeName"])
         return node.labels if node is not None else {}
 
-    @staticmethod
-    def in_term(pod: dict[str, Any], term: dict[str, Any], namespace: str) -> bool:
+    def in_term(self, pod: dict[str, Any], term: dict[str, Any], namespace: str) -> bool:
         """Whether ``pod`` matches a pod (anti-)affinity term of a pod in ``namespace``."""
-        namespaces = term.get("namespaces") or [namespace]
-        return (pod["metadata"].get("namespace") in namespaces
+        return (term_namespace_holds(term, namespace, pod["metadata"].get("namespace") or "default",
+                                     self.namespace_labels)
                 and selector_matches(term.get("labelSelector"), pod["metadata"].get("labels") or {}))
 
     def per_domain(self, term: dict[str, Any], namespace: str) -> Counter[str]:
@@ -529,13 +571,55 @@ def csi_volume_checks(bound: list[dict[str, Any]], volumes: Volumes | None) -> d
             "csi_volumes_unresolved": unresolved}
 
 
+@dataclass
+class Daemons:
+    """What SchedulingDaemonSets should end with: a pod of each DaemonSet on each node its created pods name
+    (``expected``: (DaemonSet, node) pairs), and the DaemonSets' uids as read back (``uids``, by name)."""
+
+    expected: set[tuple[str, str]]
+    uids: dict[str, str]
+
+    @staticmethod
+    def named_node(pod: dict[str, Any]) -> str | None:
+        """The node a DaemonSet pod's required affinity names (its one term's ``matchFields`` value)."""
+        required = (((pod["spec"].get("affinity") or {}).get("nodeAffinity") or {})
+                    .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+        for term in required.get("nodeSelectorTerms") or ():
+            for r in term.get("matchFields") or ():
+                if r.get("key") == NODE_NAME_FIELD and r.get("operator") == "In" and len(r.get("values") or ()) == 1:
+                    return str(r["values"][0])
+        return None
+
+    @staticmethod
+    def owner(pod: dict[str, Any]) -> tuple[str, str] | None:
+        """(name, uid) of the pod's controlling DaemonSet."""
+        for ref in pod["metadata"].get("ownerReferences") or ():
+            if ref.get("kind") == "DaemonSet" and ref.get("controller"):
+                return ref["name"], ref["uid"]
+        return None
+
+    @classmethod
+    def of(cls, created: list[dict[str, Any]], uids: dict[str, str]) -> Daemons:
+        pairs = {(owner[0], node) for p in created if (owner := cls.owner(p)) and (node := cls.named_node(p))}
+        return cls(pairs, uids)
+
+    def missing(self, bound: list[dict[str, Any]]) -> int:
+        """Expected (DaemonSet, node) pairs without a bound pod on that node whose controller reference names
+        that DaemonSet with its uid."""
+        found = {(owner[0], p["spec"]["nodeName"]) for p in bound
+                 if (owner := self.owner(p)) and self.uids.get(owner[0]) == owner[1]}
+        return len(self.expected - found)
+
+
 def placement_checks(workload: Workload, pods: dict[str, dict[str, Any]], nodes: dict[str, NodeState],
                      binds: Mapping[str, Bind], init_names: list[str],
-                     volumes: Volumes | None = None) -> dict[str, Any]:
+                     volumes: Volumes | None = None, *, namespace_labels: Mapping[str, dict[str, str]] | None = None,
+                     daemons: Daemons | None = None) -> dict[str, Any]:
     """The counts of ``CHECKS`` (and ``spread_skew``, ``victims``, the CSI volumes' figures) over the final
     objects and the binds the watch saw (victims: init pods bound, then gone); ``volumes``: the claims, PVs and
-    CSINodes (None: no pod has a volume)."""
-    placement = Placement(pods, nodes, {n: b.at for n, b in binds.items()})
+    CSINodes (None: no pod has a volume); ``namespace_labels``: each namespace's labels (terms'
+    ``namespaceSelector``); ``daemons``: the DaemonSet pods that should run where (None: no DaemonSets)."""
+    placement = Placement(pods, nodes, {n: b.at for n, b in binds.items()}, namespace_labels)
     out: dict[str, Any] = dict.fromkeys(CHECKS, 0)
     out["overcommitted_nodes"] = sum(1 for n in nodes.values() if n.over())
     for pod in placement.bound:
@@ -543,7 +627,8 @@ def placement_checks(workload: Workload, pods: dict[str, dict[str, Any]], nodes:
         cpu, memory = pod_requests(pod)
         namespace = pod["metadata"].get("namespace") or "default"
         out["unfit_bound"] += node is None or cpu > node.cpu + 1e-9 or memory > node.memory
-        out["node_affinity_violations"] += not node_affinity_holds(spec, placement.labels_of_node(pod))
+        out["node_affinity_violations"] += not node_affinity_holds(spec, placement.labels_of_node(pod),
+                                                                   spec["nodeName"])
         for term in required_terms(spec.get("affinity"), "podAntiAffinity"):
             out["anti_affinity_violations"] += bool(placement.others(pod, term))
         for term in required_terms(spec.get("affinity"), "podAffinity"):
@@ -553,6 +638,8 @@ def placement_checks(workload: Workload, pods: dict[str, dict[str, Any]], nodes:
     out["spread_violations"] = sum(1 for skew, most in skews if skew > most)
     out["spread_skew"] = max((skew for skew, _ in skews), default=None)
     out.update(csi_volume_checks(placement.bound, volumes))
+    out["daemon_pods_missing"] = daemons.missing(placement.bound) if daemons is not None else 0
+    out["daemon_pods_expected"] = len(daemons.expected) if daemons is not None else None
 
     # Preemption: the init pods bound and gone at the end, by the node they were bound to.
     victims = Counter(binds[n].node for n in init_names if n in binds and n not in pods)
@@ -621,8 +708,8 @@ class PerfRun:
         self.dir.mkdir(parents=True)
         self.server = EnvtestServer(args.version, self.dir / "envtest", assets_dir() / "envtest.py")
         self.scheduler_name = SCHEDULER_NAME if kind == "ours" else MODERN_SCHEDULER_NAME
-        self.init_bodies = cell.workload.init_pods(cell.init, self.scheduler_name)
-        self.measured_bodies = cell.workload.measured_pods(cell.measured, self.scheduler_name)
+        self.init_bodies = cell.workload.init_pods(cell.init, self.scheduler_name, namespaces=cell.init_namespaces)
+        self.measured_bodies = cell.workload.measured_pods(cell.measured, self.scheduler_name, nodes=cell.nodes)
         self.init_names = [b["metadata"]["name"] for b in self.init_bodies]
         self.measured_names = [b["metadata"]["name"] for b in self.measured_bodies]
         self.schedulers: list[SchedulerProcess] = []
@@ -644,7 +731,17 @@ class PerfRun:
         SERVERS.append(self.server)
         self.server.start()
         self.rest = RestClient(api_client(self.server.kubeconfig, pool_size=THREADS + 2), qps=0, burst=1)
+        for namespace in w.namespace_objects(args.scale):  # (labelled, before any pod)
+            try:
+                self.rest.post(NAMESPACES_PATH, namespace)
+            except ApiError as e:  # kube-system
+                if not e.conflict:
+                    raise
         ensure_namespaces(self.rest, self.init_bodies + self.measured_bodies)
+        owners = {}  # the DaemonSets' uids, for their pods' owner references
+        for daemonset in w.daemonset_objects(self.scheduler_name):
+            made = self.rest.post(DAEMONSET_PATH.format(ns=daemonset["metadata"]["namespace"]), daemonset)
+            owners[made["metadata"]["name"]] = made["metadata"]["uid"]
         for name, value in w.priority_classes:
             self.rest.post("/apis/scheduling.k8s.io/v1/priorityclasses", {"apiVersion": "scheduling.k8s.io/v1",
                            "kind": "PriorityClass", "metadata": {"name": name}, "value": value})
@@ -662,6 +759,7 @@ class PerfRun:
         self.creators = Creators(self.dir, {
             "kubeconfig": self.server.kubeconfig, "workload": w.name, "measured": cell.measured,
             "scheduler_name": self.scheduler_name, "threads": args.creator_threads, "timeout": args.timeout,
+            "nodes": cell.nodes, "owners": owners,
         }, args.creators).start()
         progress(f"created {cell.nodes} nodes; {args.creators} creator processes starting")
 
@@ -766,9 +864,19 @@ class PerfRun:
             "peak_rss_of": "process" if len(peaks) <= 1 else f"sum over its process group ({len(peaks)} processes)",
             "peak_rss_group_max_mb": max(peaks, default=None),
             **placement_checks(cell.workload, pods, nodes, watch.binds, self.init_names,
-                               Volumes.read(self.rest) if cell.workload.csi is not None else None),
+                               Volumes.read(self.rest) if cell.workload.csi is not None else None,
+                               namespace_labels={n["metadata"]["name"]: n["metadata"].get("labels") or {}
+                                                 for n in self.rest.get(NAMESPACES_PATH)["items"]},
+                               daemons=self._daemons()),
             "scheduler_exit_codes": codes,
         }
+
+    def _daemons(self) -> Daemons | None:
+        """The (DaemonSet, node) pairs of the measured pods, and the DaemonSets' uids read back."""
+        if not self.cell.workload.daemonsets:
+            return None
+        uids = {d["metadata"]["name"]: d["metadata"]["uid"] for d in self.rest.get(ALL_DAEMONSETS)["items"]}
+        return Daemons.of(self.measured_bodies, uids)
 
     def close(self) -> None:
         """Stop whatever this run started (also after an error): the schedulers, the creators, the watch, the

@@ -1,6 +1,6 @@
 """``benchmarks/scheduler_perf.py``: its placement checks on made-up final states, the volume workload's objects
-through the offline engine, and the script itself at a tiny size against the real API server (envtest 1.26),
-for ours and the modern kube-scheduler, both modes."""
+through the offline engine, the DaemonSet and namespaceSelector workloads' objects, and the script itself at a
+tiny size against the real API server (envtest 1.26), for ours and the modern kube-scheduler, both modes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ import pytest
 from benchmarks.faults import Bind, NodeState
 from benchmarks.perf_workloads import (
     CSI_DRIVER,
+    DAEMON_TOLERATIONS,
+    DAEMONSETS,
     HOSTNAME_KEY,
+    MODERN_FIELD_WORKLOADS,
+    POD_AFFINITY_NS_SELECTOR,
     POD_DEFAULT,
     POD_HIGH_PRIORITY,
     POD_LOW_PRIORITY,
@@ -25,7 +29,7 @@ from benchmarks.perf_workloads import (
     ZONE_KEY,
     CSIVolumes,
 )
-from benchmarks.scheduler_perf import CHECKS, PERF_WORKLOADS, Cell, Volumes, main, placement_checks
+from benchmarks.scheduler_perf import CHECKS, PERF_WORKLOADS, Cell, Daemons, Volumes, main, placement_checks
 from policy_scheduler.algorithm_source import from_provider
 from policy_scheduler.model.openapi import OpenAPIValidator, resolve_version
 from policy_scheduler.offline.simulate import simulate
@@ -166,14 +170,132 @@ def test_csi_workload_objects_through_the_offline_engine() -> None:
         assert failed <= {"0/8 nodes are available: 8 MaxVolumeCount."}
 
 
+def test_daemonset_workload_objects() -> None:
+    """SchedulingDaemonSets: 5 DaemonSets, one pod of each per node, DaemonSet by DaemonSet, as the controller
+    makes them: owner reference (uid), matchFields on the node's name, the 6 daemon tolerations."""
+    w = MODERN_FIELD_WORKLOADS["SchedulingDaemonSets"]
+    assert w.sizes[500] == (500, 500, 2500) and len(w.daemonsets) == 5 and w.name not in WORKLOADS
+    objects = w.daemonset_objects("s")
+    assert [o["metadata"]["name"] for o in objects] == [d.name for d in DAEMONSETS]
+    for o in objects:
+        assert o["apiVersion"] == "apps/v1" and o["kind"] == "DaemonSet"
+        assert o["spec"]["selector"]["matchLabels"].items() <= o["spec"]["template"]["metadata"]["labels"].items()
+    uids = {d.name: f"uid-{d.name}" for d in DAEMONSETS}
+    pods = w.measured_pods(40, "s", nodes=8, owners=uids)
+    assert len({p["metadata"]["name"] for p in pods}) == 40
+    pairs = [(p["metadata"]["ownerReferences"][0]["name"], Daemons.named_node(p)) for p in pods]
+    assert pairs == [(d.name, f"node-{i:05d}") for d in DAEMONSETS for i in range(8)]
+    for pod in pods:
+        (ref,) = pod["metadata"]["ownerReferences"]
+        assert ref == {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": ref["name"], "uid": uids[ref["name"]],
+                       "controller": True, "blockOwnerDeletion": True}
+        assert pod["spec"]["tolerations"] == list(DAEMON_TOLERATIONS) and len(DAEMON_TOLERATIONS) == 6
+        assert pod["metadata"]["labels"]["app"] == ref["name"]
+    assert {t["key"].rsplit("/", 1)[1]: t["effect"] for t in DAEMON_TOLERATIONS} == {
+        "not-ready": "NoExecute", "unreachable": "NoExecute", "disk-pressure": "NoSchedule",
+        "memory-pressure": "NoSchedule", "pid-pressure": "NoSchedule", "unschedulable": "NoSchedule"}
+    assert Cell(w, 8, 8, 40).expected_bound == 40 and Cell(w, 8, 8, 50).expected_bound == 40
+    with pytest.raises(ValueError):
+        w.measured_pods(41, "s", nodes=8)
+
+
+def test_daemonset_checks_count_misplaced_and_missing_pods() -> None:
+    """Of 3 DaemonSet pods for nodes a and b: one on its node, one on the other node (node affinity, and its
+    pair missing), one bound where it belongs but owned by a stale uid (missing); one pair never created."""
+    w = MODERN_FIELD_WORKLOADS["SchedulingDaemonSets"]
+    ds = DAEMONSETS[0]
+    right = ds.pod("pod-000000", "a", "uid-0", "s")
+    wrong = DAEMONSETS[1].pod("pod-000001", "a", "uid-1", "s")
+    stale = DAEMONSETS[2].pod("pod-000002", "b", "uid-old", "s")
+    expected = Daemons.of([right, wrong, stale, DAEMONSETS[3].pod("pod-000003", "b", "uid-3", "s")],
+                          {d.name: f"uid-{i}" for i, d in enumerate(DAEMONSETS)})
+    assert expected.expected == {("daemonset-0", "a"), ("daemonset-1", "a"), ("daemonset-2", "b"),
+                                 ("daemonset-3", "b")}
+    pods, nodes = _cluster([(right, "a"), (wrong, "b"), (stale, "b")], {"a": "z", "b": "z"})
+    out = placement_checks(w, pods, nodes, {}, [], daemons=expected)
+    assert out["node_affinity_violations"] == 1 and out["daemon_pods_missing"] == 3
+    assert out["daemon_pods_expected"] == 4 and out["overcommitted_nodes"] == 0
+    assert out["failed_checks"] == ["node_affinity_violations", "daemon_pods_missing"]
+    out = placement_checks(w, pods, nodes, {}, [])  # no DaemonSets: no figure
+    assert out["daemon_pods_missing"] == 0 and out["daemon_pods_expected"] is None
+
+
+@pytest.mark.parametrize("name", sorted(MODERN_FIELD_WORKLOADS))
+def test_modern_field_workloads_through_the_offline_engine(name: str) -> None:
+    """The workloads' objects load as ``simulate`` loads them (the DaemonSets themselves skipped: the engine reads
+    no DaemonSet), every pod is scheduled, each DaemonSet pod on the node its matchFields names."""
+    w = MODERN_FIELD_WORKLOADS[name]
+    init, measured = (8, 40) if w.daemonsets else (10, 20)
+    snapshot = load_objects(w.snapshot_objects(8, init, measured, "s"), "scheduler_perf",
+                            Checks(OpenAPIValidator(resolve_version(None))))
+    assert snapshot.warnings == [] and dict(snapshot.skipped) == ({"DaemonSet": 5} if w.daemonsets else {})
+    source = from_provider(DEFAULT_PROVIDER)
+    result = simulate(snapshot, lambda cluster: source.build(cluster, vectorized=True), scheduler_name="s")
+    assert result.scheduled == init + measured, Counter(p.error for p in result.placements if p.node is None)
+    if w.daemonsets:
+        named = {p["metadata"]["name"]: Daemons.named_node(p) for p in w.measured_pods(measured, "s", nodes=8)}
+        placed = {p.pod.name: p.node for p in result.placements if p.pod.name in named}
+        assert placed == named
+
+
+def test_namespace_selector_workload_objects() -> None:
+    """Upstream's ns-selector shape: 10 labelled init namespaces filled in blocks of 4, a labelled measured
+    namespace, terms with a namespaceSelector and no namespaces."""
+    w = MODERN_FIELD_WORKLOADS["SchedulingNamespaceSelectorAffinity"]
+    assert w.sizes[500] == (500, 40, 100) and w.zones == ("zone1",)
+    namespaces = w.init_namespaces(500)
+    assert namespaces == tuple(f"init-ns-{j}" for j in range(10)) and len(w.init_namespaces(5000)) == 100
+    assert Counter(p["metadata"]["namespace"] for p in w.init_pods(40, "s", namespaces=namespaces)) == dict.fromkeys(
+        namespaces, 4)
+    assert {n["metadata"]["name"]: n["metadata"]["labels"] for n in w.namespace_objects()} == {
+        **{n: {"team": "devops"} for n in namespaces}, "measure-ns-0": {"team": "devops"}}
+    (pod,) = w.measured_pods(1, "s")
+    (term,) = pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert pod["metadata"]["namespace"] == "measure-ns-0" and "namespaces" not in term
+    assert term["namespaceSelector"] == {"matchLabels": {"team": "devops"}} and term["topologyKey"] == ZONE_KEY
+    preferred = MODERN_FIELD_WORKLOADS["SchedulingPreferredNamespaceSelectorAffinity"].measured_pods(1, "s")[0]
+    (weighted,) = preferred["spec"]["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert weighted["weight"] == 1 and weighted["podAffinityTerm"]["namespaceSelector"] == term["namespaceSelector"]
+
+
+def test_pod_affinity_check_follows_the_namespace_selector() -> None:
+    """A blue pod of a devops namespace in zone1 satisfies the measured pods there; in zone2 the only other blue
+    pod is in an unlabelled namespace, so the measured pod there is alone (the first pod of its term is bound
+    first, in zone1); an empty namespaceSelector takes every namespace."""
+    zones = {"a": "zone1", "b": "zone1", "c": "zone2"}
+    init = POD_AFFINITY_NS_SELECTOR.pod("init-000000", "init-ns-0", "s")
+    near = POD_AFFINITY_NS_SELECTOR.pod("pod-000000", "measure-ns-0", "s")
+    far = POD_AFFINITY_NS_SELECTOR.pod("pod-000001", "measure-ns-0", "s")
+    decoy = POD_DEFAULT.pod("decoy", "other", "s")
+    decoy["metadata"]["labels"] = {"color": "blue"}
+    pods, nodes = _cluster([(init, "a"), (near, "b"), (far, "c"), (decoy, "c")], zones)
+    binds = {name: Bind(float(i), 0.0, i, pods[name]["spec"]["nodeName"], True) for i, name in enumerate(pods)}
+    labels = {"init-ns-0": {"team": "devops"}, "measure-ns-0": {"team": "devops"}, "other": {}}
+    out = placement_checks(MODERN_FIELD_WORKLOADS["SchedulingNamespaceSelectorAffinity"], pods, nodes, binds, [],
+                           namespace_labels=labels)
+    assert out["pod_affinity_violations"] == 1 and out["failed_checks"] == ["pod_affinity_violations"]
+    for pod in (init, near, far):
+        pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
+            "namespaceSelector"] = {}
+    out = placement_checks(WORKLOADS["SchedulingBasic"], pods, nodes, binds, [], namespace_labels=labels)
+    assert out["pod_affinity_violations"] == 0
+
+
 #: The tiny runs, one test per workload and mode (each runs both schedulers, each on a fresh API server), so that
 #: a parallel run spreads them: preemption and required anti-affinity in both modes, DoNotSchedule spread in
 #: stream mode, CSI volumes at upstream's limit (39: 3 pods per node) and at a limit of 2 that binds (the 8
 #: init pods and 8 of the 16 measured pods fill the 8 nodes' 2 volumes each; 8 stay pending).
+#: The DaemonSet runs: 8 nodes, 8 init pods, 40 DaemonSet pods (5 per node); the namespaceSelector ones: 10 init
+#: pods over the 10 labelled namespaces and 20 measured pods (upstream's 10-node case has 4 and 6).
+_NS_TINY = ("--init-pods", "10", "--measured-pods", "20")
 TINY_RUNS = [("PreemptionBasic", "backlog", ()), ("PreemptionBasic", "stream", ()),
              ("SchedulingPodAntiAffinity", "backlog", ()), ("SchedulingPodAntiAffinity", "stream", ()),
              ("TopologySpreading", "stream", ()), ("SchedulingCSIVolumes", "backlog", ()),
-             ("SchedulingCSIVolumes", "stream", ("--csi-limit", "2"))]
+             ("SchedulingCSIVolumes", "stream", ("--csi-limit", "2")),
+             ("SchedulingDaemonSets", "backlog", ()), ("SchedulingDaemonSets", "stream", ()),
+             ("SchedulingNamespaceSelectorAffinity", "backlog", _NS_TINY),
+             ("SchedulingNamespaceSelectorAffinity", "stream", _NS_TINY),
+             ("SchedulingPreferredNamespaceSelectorAffinity", "stream", _NS_TINY)]
 
 
 @pytest.mark.parametrize(("workload", "mode", "extra"), TINY_RUNS,
@@ -205,3 +327,9 @@ def test_scheduler_perf_tiny(workload: str, mode: str, extra: tuple[str, ...], c
         if workload == "SchedulingCSIVolumes":  # every pod's volume counted, none over the CSINode's count
             assert r["csi_limit"] == (2 if limited else 39) and r["csi_volumes_unresolved"] == 0, r
             assert r["csi_volumes_max"] == (2 if limited else 3), r
+        if workload == "SchedulingDaemonSets":  # a pod of each DaemonSet on every node, owned by it
+            assert r["measured_pods"] == r["daemon_pods_expected"] == 40 and r["init_bound"] == 8, r
+        else:
+            assert r["daemon_pods_expected"] is None, r
+        if "NamespaceSelector" in workload:
+            assert (r["init_pods"], r["measured_pods"], r["init_bound"]) == (10, 20, 10), r
