@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,6 +315,16 @@ def _default_requests_from_limits(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: kind -> (parse, the API server's checks, the snapshot's list)
+_STORAGE_KINDS: dict[str, tuple[Callable[[dict[str, Any]], Any], Callable[[Any], None], str]] = {
+    "PersistentVolume": (PersistentVolume.from_dict, check_persistent_volume, "persistent_volumes"),
+    "PersistentVolumeClaim": (PersistentVolumeClaim.from_dict, check_persistent_volume_claim,
+                              "persistent_volume_claims"),
+    "StorageClass": (StorageClass.from_dict, check_storage_class, "storage_classes"),
+    "CSINode": (CSINode.from_dict, check_csi_node, "csi_nodes"),
+}
+
+
 def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any], api_rules: bool) -> None:
     """Parse one object into the engine's types, then (``api_rules``) apply the API server's checks."""
     if kind == "Node":
@@ -348,26 +358,12 @@ def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any], api_rules: b
         if api_rules:
             check_label_selector(what, "spec.selector", (obj.get("spec") or {}).get("selector"))
         (snapshot.replica_sets if kind == "ReplicaSet" else snapshot.stateful_sets).append(controller)
-    elif kind == "PersistentVolume":
-        pv = PersistentVolume.from_dict(obj)
+    elif kind in _STORAGE_KINDS:
+        parse, check, attribute = _STORAGE_KINDS[kind]
+        parsed = parse(obj)
         if api_rules:
-            check_persistent_volume(pv)
-        snapshot.persistent_volumes.append(pv)
-    elif kind == "PersistentVolumeClaim":
-        pvc = PersistentVolumeClaim.from_dict(obj)
-        if api_rules:
-            check_persistent_volume_claim(pvc)
-        snapshot.persistent_volume_claims.append(pvc)
-    elif kind == "StorageClass":
-        storage_class = StorageClass.from_dict(obj)
-        if api_rules:
-            check_storage_class(storage_class)
-        snapshot.storage_classes.append(storage_class)
-    elif kind == "CSINode":
-        csi_node = CSINode.from_dict(obj)
-        if api_rules:
-            check_csi_node(csi_node)
-        snapshot.csi_nodes.append(csi_node)
+            check(parsed)
+        getattr(snapshot, attribute).append(parsed)
     elif kind == "Namespace":
         snapshot.namespaces.append(Namespace.from_dict(obj))  # its labels were checked above
     elif kind == "ConfigMap":
