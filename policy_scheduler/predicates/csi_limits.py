@@ -24,6 +24,7 @@ allocatable (``getVolumeLimits``); a driver without a limit is not limited.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter
 from collections.abc import Mapping
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..cache.cluster import ListerError
 from ..errors import PredicateError
 from ..model.csi_translation import BY_NAME, TranslationError, in_tree_plugin, is_csi_migration_on
+from ..model.quantity import QuantityError, parse_quantity
 from .metadata import PredicateMetadata, require_claim_name, require_node
 from .reasons import ERR_MAX_VOLUME_COUNT_EXCEEDED
 from .volume_binder import ephemeral_not_owned
@@ -56,8 +58,6 @@ RESOURCE_NAME_LENGTH_LIMIT = 63
 def csi_attach_limit_key(driver: str) -> str:
     """``GetCSIAttachLimitKey``: ``attachable-volumes-csi-<driver>``, a long driver name shortened to its
     first 23 characters and 16 hex digits of its SHA-1."""
-    import hashlib
-
     if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= RESOURCE_NAME_LENGTH_LIMIT:
         return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + hashlib.sha1(driver.encode()).hexdigest()[:16]
     return CSI_ATTACH_LIMIT_PREFIX + driver
@@ -66,8 +66,6 @@ def csi_attach_limit_key(driver: str) -> str:
 def volume_limits(node: Node, csi_node: CSINode | None) -> dict[str, int]:
     """``getVolumeLimits``: ``attachable-volumes-*`` of the node's allocatable, then each CSINode driver's
     ``allocatable.count`` under its attach-limit key."""
-    from ..model.quantity import QuantityError, parse_quantity
-
     limits: dict[str, int] = {}
     allocatable = (node.raw.get("status") or {}).get("allocatable") or {}
     for name, quantity in allocatable.items():
