@@ -1,9 +1,12 @@
-"""Raw JSON requests through the official client's REST layer, behind a client-side token bucket.
+"""Raw JSON requests to the API server, behind a client-side token bucket.
 
 Every request the daemon makes goes through :class:`RestClient`: the ApiClient's configuration gives
-the server, TLS and credentials and its REST client owns the connection pool; we read and write plain JSON (the engine parses dicts itself; the
-generated models are the slow part at scale, and the 37.x client fails to deserialise a Binding's
-``Status`` reply even when the bind succeeded). Outcomes are judged by HTTP status alone.
+the server, TLS and credentials. Request/reply calls go over :mod:`.transport`'s keep-alive connections (a
+quarter of the CPU of the official REST layer per request); watches, probes and configurations with a proxy
+use the official client's REST layer and its connection pool. We read and write plain JSON (the engine
+parses dicts itself; the generated models are the slow part at scale, and the 37.x client fails to
+deserialise a Binding's ``Status`` reply even when the bind succeeded). Outcomes are judged by HTTP status
+alone.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 from urllib3 import Timeout
 from urllib3.exceptions import HTTPError
+
+from .transport import KeepAliveTransport, TransportError
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -130,6 +134,8 @@ class RestClient:
         self.user_agent = user_agent
         self._auth: dict[str, str] = {}
         self._auth_at = -AUTH_REFRESH
+        configuration = api.configuration
+        self.transport = KeepAliveTransport(configuration) if KeepAliveTransport.supports(configuration) else None
         #: Told of every failure that may mean the server is gone (:mod:`.reachability` listens).
         self.on_unavailable: Callable[[ApiError], None] | None = None
         #: Told of every request: (method, url template, host, status or 0, seconds); the daemon's metrics.
@@ -154,31 +160,58 @@ class RestClient:
             self.on_unavailable(error)
         return error
 
-    def _send(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
-              content_type: str | None, timeout: float | tuple[float, float] | None):
+    def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": accept, "User-Agent": self.user_agent, **self._authorization()}
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def _observe(self, method: str, path: str, status: int, started: float) -> None:
+        if self.observer is not None:
+            self.observer(method, url_template(path), urlsplit(self.host).netloc, status, time.monotonic() - started)
+
+    def _exchange(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
+                  content_type: str | None, timeout: float | tuple[float, float] | None) -> tuple[int, str, bytes]:
+        """One request and its whole reply: (status, reason, body)."""
         self.limiter.take()
-        headers = {"Accept": JSON, "User-Agent": self.user_agent, **self._authorization()}
-        if body is not None:
-            headers["Content-Type"] = content_type or JSON
-        params = {k: v for k, v in (query or {}).items() if v is not None}
-        url = self.host + path + ("?" + urlencode(params) if params else "")
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = json.dumps(body, separators=(",", ":"))
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        headers = self._headers(JSON, (content_type or JSON) if body is not None else None)
+        target = path + _query_string(query)
+        read = timeout or self.timeout
+        timeouts = timeout if isinstance(timeout, tuple) else (min(10.0, read), read)
         started = time.monotonic()
         status = 0
         try:
-            response = self.api.rest_client.request(
-                method, url, headers=headers, body=body, _request_timeout=timeout or (10.0, self.timeout)
-            ).response
+            if self.transport is not None:
+                try:
+                    reply = self.transport.request(method, target, headers, body, timeouts)
+                except TransportError as e:
+                    raise self._unavailable(ApiError(0, "", str(e))) from None
+                status = reply.status
+                return reply.status, reply.reason, reply.data
+            response = self._open(method, target, headers, body, timeouts)
             status = response.status
-            return response
-        except ApiException as e:  # raised by the REST layer for some transport failures
-            status = e.status or 0
-            raise self._unavailable(ApiError(e.status or 0, e.reason or "", str(e.body or e.reason))) from None
-        except (HTTPError, OSError) as e:
-            raise self._unavailable(ApiError(0, "", f"{method} {path}: {e}")) from None
+            try:
+                return response.status, response.reason or "", response.data
+            except (HTTPError, OSError) as e:
+                raise self._unavailable(ApiError(0, "", f"{method} {path}: {e}")) from None
+            finally:
+                response.release_conn()
         finally:
-            if self.observer is not None:
-                self.observer(method, url_template(path), urlsplit(self.host).netloc, status,
-                              time.monotonic() - started)
+            self._observe(method, path, status, started)
+
+    def _open(self, method: str, target: str, headers: dict[str, str], body: bytes | None,
+              timeout: tuple[float, float]) -> Any:
+        """The official REST layer's response (its pool manager), the body not yet read."""
+        try:
+            return self.api.rest_client.pool_manager.request(
+                method, self.host + target, body=body, headers=headers, preload_content=False,
+                timeout=Timeout(connect=timeout[0], read=timeout[1]))
+        except (HTTPError, OSError) as e:
+            raise self._unavailable(ApiError(0, "", f"{method} {target.split('?')[0]}: {e}")) from None
 
     def probe(self, path: str, timeout: float) -> int:
         """The HTTP status of one GET of ``path`` (``/readyz``): outside the rate limiter and without the
@@ -195,19 +228,13 @@ class RestClient:
     def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
                 content_type: str | None = None, timeout: float | tuple[float, float] | None = None) -> dict[str, Any]:
         """The decoded JSON reply; raises ApiError on any non-2xx status or transport failure."""
-        response = self._send(method, path, query, body, content_type, timeout)
-        try:
-            data = response.data
-        except (HTTPError, OSError) as e:
-            raise self._unavailable(ApiError(0, "", f"{method} {path}: {e}")) from None
-        finally:
-            response.release_conn()
-        if not 200 <= response.status <= 299:
-            raise self._unavailable(status_error(response.status, data, response.reason or ""))
+        status, reason, data = self._exchange(method, path, query, body, content_type, timeout)
+        if not 200 <= status <= 299:
+            raise self._unavailable(status_error(status, data, reason))
         try:
             return json.loads(data) if data else {}
         except ValueError:
-            raise ApiError(response.status, "", f"{method} {path}: reply is not JSON") from None
+            raise ApiError(status, "", f"{method} {path}: reply is not JSON") from None
 
     def get(self, path: str, query: Mapping[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
         return self.request("GET", path, query=query, **kw)
@@ -226,7 +253,15 @@ class RestClient:
 
     def watch(self, path: str, query: Mapping[str, Any], read_timeout: float) -> WatchStream:
         """Open a watch (``watch=true``); the stream yields one decoded event dict per line."""
-        response = self._send("GET", path, {**query, "watch": "true"}, None, None, (10.0, read_timeout))
+        self.limiter.take()
+        started = time.monotonic()
+        status = 0
+        try:
+            response = self._open("GET", path + _query_string({**query, "watch": "true"}), self._headers(JSON, None),
+                                  None, (10.0, read_timeout))
+            status = response.status
+        finally:
+            self._observe("GET", path, status, started)
         if not 200 <= response.status <= 299:
             try:
                 data = response.data
@@ -234,6 +269,16 @@ class RestClient:
                 response.release_conn()
             raise self._unavailable(status_error(response.status, data, response.reason or ""))
         return WatchStream(response, self._unavailable)
+
+    def close(self) -> None:
+        """Close the keep-alive connections (the official layer's pool closes with its ApiClient)."""
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _query_string(query: Mapping[str, Any] | None) -> str:
+    params = {k: v for k, v in (query or {}).items() if v is not None}
+    return "?" + urlencode(params) if params else ""
 
 
 class WatchStream:
