@@ -144,7 +144,12 @@ class Daemon:
         self.election_rest = RestClient(api_client(kubeconfig, None, cfg.master or None),
                                         qps=conn.qps, burst=conn.burst,
                                         user_agent=f"policy-scheduler/{__version__} leader-election")
-        for client in (self.rest, self.election_rest):  # rest_client_requests_total, ..._latency_seconds
+        # Events have a client (and a rate limiter) of their own, as upstream's eventClient: a burst of events
+        # never holds up a bind.
+        self.event_rest = RestClient(api_client(kubeconfig, None, cfg.master or None), qps=conn.qps, burst=conn.burst,
+                                     user_agent=f"policy-scheduler/{__version__} events")
+        self.event_rest.on_unavailable = self.reachability.suspect
+        for client in self._clients():  # rest_client_requests_total, ..._latency_seconds
             client.observer = self.metrics.observe_request
         self.source = self._algorithm_source()
         self._algorithm = self._build(self.source)
@@ -163,7 +168,7 @@ class Daemon:
             )
         writer = BackgroundWriter("events", workers=2)
         self.writer = writer
-        self.recorder = EventRecorder(self.rest, cfg.scheduler_name, writer)
+        self.recorder = EventRecorder(self.event_rest, cfg.scheduler_name, writer)
         self.conditions = PodConditionUpdater(self.rest, writer,
                                               still_pending=lambda pod: self.pending_pod(pod_key(pod)) is not None)
         # The FIFO's pods wait out 1.9's back-off in the requeuer; the priority queues take them back at once
@@ -184,6 +189,9 @@ class Daemon:
             bind_workers=self.bind_workers, preemptor=self.preemptor, volumes=self.volume_binding,
             reachability=self.reachability,
         )
+
+    def _clients(self) -> tuple[RestClient, ...]:
+        return self.rest, self.election_rest, self.event_rest
 
     def _algorithm_source(self) -> AlgorithmSource:
         src = self.config.algorithm_source
@@ -442,6 +450,8 @@ class Daemon:
         if self.preemptor is not None:
             self.preemptor.shutdown()
         self.reachability.stop()
+        for client in self._clients():
+            client.close()
         if lost:
             log.error("lost lease")
             return EXIT_ERROR
