@@ -145,6 +145,17 @@ class NodeColumns:
                 counts[i] += sign
 
     # -- derived columns ------------------------------------------------------------------------
+    def rows_of(self, nodes: list[Node]) -> np.ndarray | None:
+        """The rows of ``nodes`` in ascending order; None when one is not the cached object (changed,
+        unknown or repeated: an extender may return such nodes, and only the per-node priorities see them
+        as upstream does)."""
+        rows = sorted(self.index.get(n.name, -1) for n in nodes)
+        if len(set(rows)) != len(rows) or rows[0] < 0:
+            return None
+        if any(self.nodes[self.index[n.name]] is not n for n in nodes):
+            return None
+        return np.array(rows, dtype=np.int64)
+
     def scalar_allocatable(self, name: str) -> np.ndarray:
         col = self._scalar_alloc.get(name)
         if col is None:

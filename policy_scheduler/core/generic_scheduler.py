@@ -38,6 +38,7 @@ from ..cache.cluster import ClusterState
 from ..cache.node_info import NodeInfo
 from ..errors import PredicateError, PriorityError, SchedulingError
 from ..fastpath import predicate_form, priority_form, reasons_form
+from ..fastpath.narrowing import named_candidates
 from ..fastpath.preemption import nominated_first_pass
 from ..model.node import Node
 from ..model.pod import Pod
@@ -544,7 +545,7 @@ class GenericScheduler:
             kept = self._extender_filter_vectorized(pod, cols, candidates)
             if len(kept) == 1:
                 return kept[0].name
-            rows = self._rows(cols, kept)
+            rows = cols.rows_of(kept)
             if rows is None:
                 return self.select_host(self.prioritize_nodes(pod, kept))
             candidates = rows
@@ -578,18 +579,6 @@ class GenericScheduler:
             raise FitError(pod, len(all_nodes), reasons)
         return kept
 
-    @staticmethod
-    def _rows(cols: NodeColumns, nodes: list[Node]) -> np.ndarray | None:
-        """The column rows of ``nodes`` in ascending order; None when an extender returned a node that is
-        not the cached object (changed, unknown or repeated): only the per-node priorities see it as
-        upstream does."""
-        rows = sorted(cols.index.get(n.name, -1) for n in nodes)
-        if len(set(rows)) != len(rows) or rows[0] < 0:
-            return None
-        if any(cols.nodes[cols.index[n.name]] is not n for n in nodes):
-            return None
-        return np.array(rows, dtype=np.int64)
-
     def _filter_vectorized(
         self, pod: Pod, cols: NodeColumns
     ) -> tuple[np.ndarray, list[tuple[FitPredicate, np.ndarray]], Any] | None:
@@ -599,6 +588,9 @@ class GenericScheduler:
         if not algorithms.predicates:
             return np.arange(len(cols.names)), [], None
         meta = self.predicate_metadata_producer(pod, self.cluster.node_infos)
+        named = named_candidates(pod, meta, cols, algorithms.predicates.values(), self.pod_fits_on_node)
+        if named is not None:
+            return named, [], meta  # no other node can fit (see fastpath.narrowing)
         mask = np.ones(len(cols.names), dtype=bool)
         verdicts = []
         for predicate, form in algorithms.predicate_forms:
