@@ -678,6 +678,7 @@ def run(run_verbosity: int | None, bind_workers: int, volume_bind_timeout: float
     from .kube.daemon import Daemon
     from .kube.gosyntax import parse_go_duration
     from .kube.options import resolve_configuration
+    from .kube.serving import serving_options_from_flags
 
     verbosity = run_verbosity if run_verbosity is not None else click.get_current_context().parent.params["verbosity"]
     _setup_daemon_logging(verbosity)
@@ -689,10 +690,11 @@ def run(run_verbosity: int | None, bind_workers: int, volume_bind_timeout: float
             raise UserError(f"--pod-max-in-unschedulable-pods-duration: {e}") from None
         gates = FeatureGates.parse(flags.get("feature_gates"), rules)
         config = resolve_configuration(flags)
+        serving = serving_options_from_flags(flags)
         if scheduling_queue is not None:
             config.scheduling_queue = scheduling_queue
         daemon = Daemon(config, gates, bind_workers=bind_workers, volume_bind_timeout=volume_bind_timeout,
-                        max_unschedulable=max_unschedulable)
+                        max_unschedulable=max_unschedulable, serving=serving)
         daemon.prepare()
     except UserError as e:
         click.echo(f"error: {e}", err=True)

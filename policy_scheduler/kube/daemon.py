@@ -43,7 +43,6 @@ from .binder import Binder
 from .client import api_client
 from .eventhandlers import ListerHandler, NodeHandler, PodHandler
 from .events import WARNING, BackgroundWriter, EventRecorder, PodConditionUpdater, object_reference
-from .gosyntax import split_host_port
 from .informer import Reflector, Resource, served_resources
 from .metrics import SchedulerMetrics
 from .options import SchedulerConfiguration
@@ -53,7 +52,7 @@ from .reachability import Reachability
 from .requeuer import Requeuer
 from .rest import ApiError, RestClient
 from .scheduler import BIND_WORKERS, SchedulingLoop
-from .server import SchedulerServer
+from .serving import Endpoints, HealthChecks, ServingOptions
 from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)
@@ -91,8 +90,9 @@ def queue_order(raw: dict[str, Any]) -> tuple[str, str, str]:
 class Daemon:
     def __init__(self, config: SchedulerConfiguration, feature_gates: FeatureGates, *,
                  bind_workers: int = BIND_WORKERS, volume_bind_timeout: float = DEFAULT_BIND_TIMEOUT,
-                 max_unschedulable: float = UNSCHEDULABLE_Q_TIME_INTERVAL) -> None:
+                 max_unschedulable: float = UNSCHEDULABLE_Q_TIME_INTERVAL, serving: ServingOptions | None = None) -> None:
         self.config = config
+        self.serving = serving  # None: no HTTPS (only the insecure port the configuration asks for)
         self.feature_gates = feature_gates
         self.metrics = SchedulerMetrics()
         # The policy's HTTP extenders: one connection pool each, kept across policy reloads.
@@ -129,6 +129,9 @@ class Daemon:
         if self.feature_gates.enabled("VolumeScheduling") and not self.feature_gates.cluster_rules:
             raise UserError("--feature-gates VolumeScheduling=true: run does not implement 1.9's alpha volume binder "
                             "under --rules 1.9 (the cluster's rules bind volumes as 1.26 does); see docs/deviations.md")
+        # The listeners first: certificate files, TLS settings and kubeconfigs are checked before anything runs.
+        self.endpoints = Endpoints(cfg, self.serving, metrics=self.metrics, checks=self.health_checks())
+        self.endpoints.prepare()
         conn = cfg.client_connection
         kubeconfig = conn.kubeconfig or None
         if not kubeconfig and not cfg.master:
@@ -386,15 +389,19 @@ class Daemon:
             "leader-election": lambda: "leadership lost" if self._lost.is_set() else None,
         }
 
+    def health_checks(self) -> HealthChecks:
+        """/healthz: 1.9's (synced, leadership not lost); /livez: leadership not lost; /readyz, as upstream:
+        synced, leadership not lost (a standby replica is ready), not shutting down."""
+        healthz = self.healthz_checks()
+        return HealthChecks(
+            healthz=healthz,
+            livez={"leader-election": healthz["leader-election"]},
+            readyz={**healthz, "shutdown": lambda: "shutting down" if self.stop_event.is_set() else None},
+        )
+
     # -- run -------------------------------------------------------------------------------------
     def run(self) -> int:
-        cfg = self.config
-        server = None
-        if cfg.healthz_bind_address:
-            host, port = split_host_port(cfg.healthz_bind_address)
-            server = SchedulerServer(host, port, metrics=self.metrics, configz=cfg.to_configz,
-                                     checks=self.healthz_checks(), profiling=cfg.enable_profiling)
-            server.start()
+        self.endpoints.start()
         self.writer.start()
         self.requeuer.start()
         if isinstance(self.queue, ThreeQueuePriorityQueue):
@@ -419,8 +426,7 @@ class Daemon:
                 break
             self.stop_event.wait(0.2)
         code = self._shutdown(elector_stop, elector_thread)
-        if server is not None:
-            server.stop()
+        self.endpoints.stop()
         return code
 
     def _shutdown(self, elector_stop: threading.Event, elector_thread: threading.Thread | None) -> int:

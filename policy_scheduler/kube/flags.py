@@ -22,6 +22,7 @@ from .options import (
     LeaderElectionConfiguration,
     SchedulerConfiguration,
 )
+from .serving.flags import serving_flags
 
 
 def normalize_flag_name(name: str) -> str:
@@ -97,8 +98,11 @@ _FEATURE_GATES_HELP = "\b\nA set of key=value pairs that describe feature gates 
 
 _RUN_OPTIONS = [
     _option("--config", "", "The path to the configuration file."),
-    _option("--port", SCHEDULER_PORT, "The port that the scheduler's http service runs on", "int32", type=_Int32()),
-    _option("--address", "", "The IP address to serve on (set to 0.0.0.0 for all interfaces)"),
+    _option("--port", None, f"The port of 1.9's insecure http service (1.9's default was {SCHEDULER_PORT}). Off unless "
+            "given: plain HTTP without authentication, serving only /healthz, /livez and /readyz (and /metrics "
+            "with --insecure-metrics); everything is served on --secure-port over HTTPS. -1 disables it.", "int32",
+            type=_Int32()),
+    _option("--address", "", "The IP address of the insecure port (--port) (set to 0.0.0.0 for all interfaces)"),
     _option("--algorithm-provider", "",
             "The scheduling algorithm provider to use, one of: ClusterAutoscalerProvider | DefaultProvider"),
     _option("--policy-config-file", "",
@@ -164,8 +168,10 @@ def run_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     Defaults are the effective ones (``--leader-elect`` true, ``--address`` 0.0.0.0, ...); durations
     arrive as strings for :func:`configuration_from_flags`. Use with
-    ``context_settings=RUN_CONTEXT_SETTINGS`` for the ``_`` → ``-`` normalisation.
+    ``context_settings=RUN_CONTEXT_SETTINGS`` for the ``_`` → ``-`` normalisation. Upstream's serving
+    flags follow (:mod:`.serving.flags`): they are not 1.9's and apply with ``--config`` too.
     """
+    fn = serving_flags(fn)
     for option in reversed(_RUN_OPTIONS):
         fn = option(fn)
     return fn

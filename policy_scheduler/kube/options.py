@@ -20,6 +20,9 @@ Deliberate differences from 1.9.0 (``scheduler_loop.md`` §11, ``policy.md`` §6
 * ``--policy-config-file`` is used without ``--use-legacy-policy-config`` when no ConfigMap is given
   (1.10 rule), and an empty ``--policy-configmap-namespace`` means ``kube-system`` (the flag's help).
 * ``--port=-1`` disables both the healthz and the metrics address (1.10): both become ``""``.
+* The insecure port is **off by default** (upstream removed it in 1.23): ``--port`` not given, and
+  ``healthzBindAddress`` / ``metricsBindAddress`` absent or empty in the file, mean ``""``. When it is asked for
+  it serves only the health endpoints (:mod:`.serving.endpoints`); HTTPS on ``--secure-port`` serves the rest.
 * ``leases`` is accepted as a resource lock besides ``endpoints`` and ``configmaps``.
 * ``algorithmSource.policy`` with neither ``file`` nor ``configMap`` is an error (1.9 would build a
   scheduler from an empty Policy). With both, ``file`` wins (as 1.9) and a warning is logged.
@@ -84,7 +87,10 @@ class ConfigFileError(UserError):
 
 
 def _default_bind_address(address: str) -> str:
-    """componentconfig defaulting: unparsable → ``0.0.0.0:10251``; an empty host → ``0.0.0.0``."""
+    """componentconfig defaulting, with the insecure port off by default: empty (or absent) → ``""`` (off);
+    unparsable → ``0.0.0.0:10251`` (1.9); an empty host → ``0.0.0.0``."""
+    if not address:
+        return ""
     try:
         host, port = go_split_host_port(address)
     except ValueError:
@@ -152,8 +158,8 @@ class SchedulerConfiguration:
     hard_pod_affinity_symmetric_weight: int = 1
     leader_election: LeaderElectionConfiguration = field(default_factory=LeaderElectionConfiguration)
     client_connection: ClientConnection = field(default_factory=ClientConnection)
-    healthz_bind_address: str = DEFAULT_BIND_ADDRESS
-    metrics_bind_address: str = DEFAULT_BIND_ADDRESS
+    healthz_bind_address: str = ""  # 1.9's insecure port: off unless asked for (1.9: 0.0.0.0:10251)
+    metrics_bind_address: str = ""
     enable_profiling: bool = False
     enable_contention_profiling: bool = False
     failure_domains: str = DEFAULT_FAILURE_DOMAINS
@@ -455,9 +461,11 @@ def configuration_from_flags(**flags: Any) -> SchedulerConfiguration:
     client.qps = float(flag("kube_api_qps", client.qps))
     client.burst = flag("kube_api_burst", client.burst)
 
-    address, port = flag("address", ""), flag("port", SCHEDULER_PORT)
-    if port == -1:  # 1.10: no healthz and no metrics server
+    address, port = flag("address", ""), flag("port", None)
+    if port is None or port == -1:  # the insecure port is off unless asked for (-1: 1.10's "disabled")
         config.healthz_bind_address = config.metrics_bind_address = ""
+        if address:
+            logger.warning("--address %s has no effect without --port (the insecure port is off)", address)
     else:
         config.healthz_bind_address = config.metrics_bind_address = join_host_port(address or "0.0.0.0", port)
     return config

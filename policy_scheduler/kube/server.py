@@ -1,10 +1,13 @@
-"""The daemon's HTTP endpoint: ``/healthz``, ``/metrics``, ``/configz`` and (opt-in) ``/debug/pprof/``.
+"""The daemon's HTTP endpoints: ``/healthz``, ``/livez``, ``/readyz``, ``/metrics``, ``/configz`` and (opt-in)
+``/debug/pprof/``.
 
-1.9 serves all of these from one server on ``--address:--port`` (default ``0.0.0.0:10251``) when the
-healthz and metrics addresses are equal, which is the default; we always serve them together and
-``--port=-1`` disables the whole server (the 1.10 behaviour, see ``scheduler_loop.md`` §10).
+One :class:`SchedulerServer` per listener. The daemon runs the secure one (HTTPS on ``--secure-port``, every
+request authenticated and authorized first: a ``tls`` acceptor and a ``guard``, :mod:`.serving`) and, when asked
+for, 1.9's plain-HTTP port (``paths`` limits it to the health endpoints, and ``/metrics`` on request). Binding
+is retried until :meth:`SchedulerServer.stop`, as 1.9's ListenAndServe loop does.
 
-The healthz bodies follow the apiserver's healthz package. The pprof pages are the Python
+The health bodies follow the apiserver's healthz package (``/healthz``, ``/livez``, ``/readyz``, each with
+``?verbose`` and ``/<endpoint>/<check>``). The pprof pages are the Python
 counterparts of Go's: ``goroutine`` dumps every thread's stack, ``profile`` is a wall-clock sampling
 profiler over all threads answering folded stacks (for ``flamegraph.pl`` or speedscope), ``heap``
 reports tracemalloc's top allocation sites (or, without tracing, live object counts by type).
@@ -18,20 +21,25 @@ import json
 import logging
 import socket
 import socketserver
+import ssl
 import sys
 import threading
 import time
 import traceback
 import tracemalloc
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import CodeType, FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from .metrics import SchedulerMetrics
+
+if TYPE_CHECKING:
+    from .serving.guard import RequestGuard
+    from .serving.tlsaccept import TLSAcceptor
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +54,8 @@ _TEXT = "text/plain; charset=utf-8"
 _POLL_INTERVAL = 0.1  # serve_forever's shutdown latency
 _REQUEST_TIMEOUT = 60.0  # a connection that sends nothing is dropped after this long
 _STOP_GRACE = 2.0  # seconds stop() waits for in-flight requests before cutting their connections
+_MAX_CONNECTIONS = 128  # open connections beyond this are closed at once (each holds a thread)
+HEALTH_ENDPOINTS = ("healthz", "livez", "readyz")
 _HEAP_TOP = 50
 _PPROF_PAGES = {
     "goroutine": "stack traces of all current threads",
@@ -55,7 +65,13 @@ _PPROF_PAGES = {
 
 
 class SchedulerServer:
-    """Serves the daemon's HTTP paths from a background thread; binding is retried until :meth:`stop`."""
+    """Serves the daemon's HTTP paths from a background thread; binding is retried until :meth:`stop`.
+
+    ``checks`` are ``/healthz``'s; ``livez_checks`` (default none but ping) and ``readyz_checks`` (default
+    ``checks``) the other two endpoints'. With ``tls``, connections are HTTPS; with ``guard``, every request is
+    admitted (authenticated, authorized) before anything else; with ``paths``, only those paths (and the paths
+    under them) are served, anything else is 404.
+    """
 
     def __init__(
         self,
@@ -65,20 +81,35 @@ class SchedulerServer:
         metrics: SchedulerMetrics,
         configz: Callable[[], dict],
         checks: Mapping[str, Check] | None = None,
+        livez_checks: Mapping[str, Check] | None = None,
+        readyz_checks: Mapping[str, Check] | None = None,
         profiling: bool = False,
         retry_interval: float = RETRY_INTERVAL,
+        tls: TLSAcceptor | None = None,
+        guard: RequestGuard | None = None,
+        paths: Collection[str] | None = None,
     ) -> None:
-        checks = dict(checks or {})
-        for name in checks:
-            if name == PING or not name or "/" in name:
-                raise ValueError(f"invalid healthz check name {name!r}")
+        healthz = dict(checks or {})
+        self.endpoints: dict[str, dict[str, Check]] = {
+            "healthz": healthz,
+            "livez": dict(livez_checks or {}),
+            "readyz": dict(healthz if readyz_checks is None else readyz_checks),
+        }
+        for endpoint in self.endpoints.values():
+            for name in endpoint:
+                if name == PING or not name or "/" in name:
+                    raise ValueError(f"invalid healthz check name {name!r}")
         self.address = address
         self.port = port
         self.metrics = metrics
         self.configz = configz
-        self.checks: dict[str, Check] = {PING: _ping, **checks}
+        for name in self.endpoints:
+            self.endpoints[name] = {PING: _ping, **self.endpoints[name]}
         self.profiling = profiling
         self.retry_interval = retry_interval
+        self.tls = tls
+        self.guard = guard
+        self.paths = tuple(paths) if paths is not None else None
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
@@ -141,7 +172,11 @@ class SchedulerServer:
                     return
                 self._httpd = httpd
             host, port = httpd.server_address[:2]
-            log.info("serving healthz, metrics and configz on %s:%s", host, port)
+            if self.tls is not None:
+                log.info("Serving securely on %s:%s", host, port)
+            else:
+                served = ", ".join(self.paths) if self.paths is not None else "healthz, metrics and configz"
+                log.info("serving %s on %s:%s (plain HTTP, no authentication)", served, host, port)
             try:
                 httpd.serve_forever(poll_interval=_POLL_INTERVAL)
             except Exception as e:  # keep serving, as 1.9 retries ListenAndServe
@@ -155,12 +190,28 @@ class SchedulerServer:
 
     # -- request handling -------------------------------------------------------------------------
 
+    def serves(self, path: str) -> bool:
+        """Whether ``path`` is among :attr:`paths` (every path when they are not limited)."""
+        return self.paths is None or any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.paths)
+
+    def admit(self, method: str, path: str, authorization: str | None,
+              peer_certificate: bytes | None) -> tuple[int, str, bytes] | None:
+        """None when the request may be answered; else the answer to send instead (404 off :attr:`paths`, the
+        guard's refusal)."""
+        if not self.serves(path):
+            return _not_found()
+        if self.guard is None:
+            return None
+        refusal = self.guard.admit(method, path, authorization, peer_certificate)
+        return None if refusal is None else (refusal.status, refusal.content_type, refusal.body)
+
     def handle(self, path: str, query: dict[str, list[str]]) -> tuple[int, str, bytes]:
         """Answer one GET: (status, content type, body)."""
-        if path == "/healthz":
-            return self._healthz("verbose" in query)
-        if path.startswith("/healthz/"):
-            return self._single_check(path[len("/healthz/") :])
+        for endpoint, checks in self.endpoints.items():
+            if path == f"/{endpoint}":
+                return self._aggregate(endpoint, checks, "verbose" in query)
+            if path.startswith(f"/{endpoint}/"):
+                return self._single_check(checks, path[len(endpoint) + 2 :])
         if path == "/metrics":
             body, content_type = self.metrics.exposition()
             return HTTPStatus.OK, content_type, body
@@ -178,12 +229,12 @@ class SchedulerServer:
                 return HTTPStatus.OK, _TEXT, heap_report().encode()
         return _not_found()
 
-    def _healthz(self, verbose: bool) -> tuple[int, str, bytes]:
+    def _aggregate(self, endpoint: str, checks: Mapping[str, Check], verbose: bool) -> tuple[int, str, bytes]:
         # healthz.go handleRootHealthz: any failure -> 500 listing every check with the reason withheld
         # (the endpoint is public); ?verbose shows the reasons (1.9 withholds them there too).
         lines: list[str] = []
         failed = False
-        for name, check in self.checks.items():
+        for name, check in checks.items():
             reason = _run_check(name, check)
             if reason is None:
                 lines.append(f"[+]{name} ok\n")
@@ -194,14 +245,14 @@ class SchedulerServer:
             return (
                 HTTPStatus.INTERNAL_SERVER_ERROR,
                 _TEXT,
-                ("".join(lines) + "healthz check failed\n").encode(),
+                ("".join(lines) + f"{endpoint} check failed\n").encode(),
             )
         if not verbose:
             return HTTPStatus.OK, _TEXT, b"ok"
-        return HTTPStatus.OK, _TEXT, ("".join(lines) + "healthz check passed\n").encode()
+        return HTTPStatus.OK, _TEXT, ("".join(lines) + f"{endpoint} check passed\n").encode()
 
-    def _single_check(self, name: str) -> tuple[int, str, bytes]:
-        check = self.checks.get(name)
+    def _single_check(self, checks: Mapping[str, Check], name: str) -> tuple[int, str, bytes]:
+        check = checks.get(name)
         if check is None:
             return _not_found()
         reason = _run_check(name, check)
@@ -245,15 +296,39 @@ class _HTTPServer(ThreadingHTTPServer):
             daemon=True,
         )
         with self._requests_lock:
+            if len(self._requests) >= _MAX_CONNECTIONS:
+                log.warning("%d connections open: closing a new one from %s", len(self._requests), client_address[0])
+                self.shutdown_request(request)
+                return
             self._requests[thread] = request
         thread.start()
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """One connection: in TLS first on the secure port (the handshake in this thread, not the accepting one)."""
         try:
-            super().process_request_thread(request, client_address)
+            if self.owner.tls is not None:
+                wrapped = self.owner.tls.wrap(request)
+                if wrapped is None:
+                    return
+                request = wrapped
+                with self._requests_lock:
+                    self._requests[threading.current_thread()] = request
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
         finally:
+            self.shutdown_request(request)
             with self._requests_lock:
                 self._requests.pop(threading.current_thread(), None)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # socketserver prints a traceback to stderr; a client that goes away mid-request is no error of ours.
+        error = sys.exc_info()[1]
+        peer = client_address[0] if client_address else "?"
+        if isinstance(error, OSError):  # reset, closed without TLS close_notify, timed out
+            log.debug("connection from %s ended: %s", peer, error)
+        else:
+            log.debug("error serving a connection from %s", peer, exc_info=True)
 
     def join_requests(self, grace: float) -> None:
         """Wait up to ``grace`` seconds for request threads, then cut the connections left and join."""
@@ -274,23 +349,40 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
     timeout = _REQUEST_TIMEOUT
+    protocol_version = "HTTP/1.1"  # keep-alive: a scraper reuses its connection (and its TLS session)
+    # Headers and body are two writes: without TCP_NODELAY the body waits for the client's delayed ACK (40 ms).
+    disable_nagle_algorithm = True
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
+        owner = self.server.owner
         try:
-            status, content_type, body = self.server.owner.handle(
-                url.path, parse_qs(url.query, keep_blank_values=True)
-            )
+            answer = owner.admit("GET", url.path, self.headers.get("Authorization"), self._peer_certificate())
+            if answer is None:
+                answer = owner.handle(url.path, parse_qs(url.query, keep_blank_values=True))
         except Exception as e:  # a failing callback answers 500, the server carries on
             log.exception("error serving %s", url.path)
-            status, content_type, body = HTTPStatus.INTERNAL_SERVER_ERROR, _TEXT, f"{e}\n".encode()
+            answer = HTTPStatus.INTERNAL_SERVER_ERROR, _TEXT, f"{e}\n".encode()
+        status, content_type, body = answer
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
+        if owner.guard is not None:
+            self.send_header("Cache-Control", "no-cache, private")
         if content_type.startswith("text/plain"):
             self.send_header("X-Content-Type-Options", "nosniff")
         self.end_headers()
         self.wfile.write(body)
+
+    def _peer_certificate(self) -> bytes | None:
+        """The client certificate (DER) the TLS handshake verified, if the client sent one."""
+        if isinstance(self.connection, ssl.SSLSocket):
+            return self.connection.getpeercert(binary_form=True)
+        return None
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        code = getattr(code, "value", code)
+        log.debug("%s %s from %s: %s", self.command, urlsplit(self.path).path, self.address_string(), code)
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s - %s", self.address_string(), format % args)

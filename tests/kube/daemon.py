@@ -17,6 +17,8 @@ from typing import Any
 
 from policy_scheduler.kube.rest import ApiError, RestClient
 
+from .pki import SCRAPER, client_context, shared_pki
+
 SCHEDULER = "policy-scheduler"
 
 
@@ -84,16 +86,30 @@ class LoggedProcess:
 
 
 class DaemonProcess(LoggedProcess):
-    """``policy-scheduler run`` with its log in a file; ``args`` are extra flags."""
+    """``policy-scheduler run`` with its log in a file; ``args`` are extra flags.
+
+    It serves as deployed: HTTPS only, on 127.0.0.1:``port`` (no insecure port), delegated authentication and
+    authorization through its own kubeconfig, and the test PKI's CA as its client CA (``--client-ca-file``).
+    :meth:`healthz` asks anonymously; :meth:`metrics` presents the PKI's ``system:masters`` client certificate,
+    which needs no review: reading it never depends on the API server. ``client_ca_file=False`` leaves the client
+    CA to the cluster (looked up in ``kube-system/extension-apiserver-authentication``), as deployed.
+    """
 
     def __init__(self, kubeconfig: str, log_dir: Path, *args: str, name: str = "daemon",
-                 leader_elect: bool = False) -> None:
+                 leader_elect: bool = False, client_ca_file: bool = True) -> None:
         self.port = free_port()
+        self.pki = shared_pki()
         self.args = [
-            "run", "--kubeconfig", kubeconfig, "--scheduler-name", SCHEDULER, "--address", "127.0.0.1",
-            "--port", str(self.port), f"--leader-elect={'true' if leader_elect else 'false'}", "--v=2", *args,
+            "run", "--kubeconfig", kubeconfig, "--scheduler-name", SCHEDULER, "--bind-address", "127.0.0.1",
+            "--secure-port", str(self.port), "--authentication-kubeconfig", kubeconfig,
+            "--authorization-kubeconfig", kubeconfig,
+            *(["--client-ca-file", str(self.pki.ca_path)] if client_ca_file else []),
+            f"--leader-elect={'true' if leader_elect else 'false'}", "--v=2", *args,
         ]
         super().__init__(log_dir / f"{name}.log", _command() + self.args)
+
+    def url(self, path: str) -> str:
+        return f"https://127.0.0.1:{self.port}{path}"
 
     def start(self) -> DaemonProcess:
         super().start()
@@ -101,7 +117,7 @@ class DaemonProcess(LoggedProcess):
 
     def healthz(self) -> tuple[int, str]:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz?verbose", timeout=2) as r:
+            with urllib.request.urlopen(self.url("/healthz?verbose"), timeout=2, context=client_context()) as r:
                 return r.status, r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
@@ -109,7 +125,8 @@ class DaemonProcess(LoggedProcess):
             return 0, str(e)
 
     def metrics(self) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
+        context = client_context(self.pki.client_certificate(*SCRAPER))
+        with urllib.request.urlopen(self.url("/metrics"), timeout=5, context=context) as r:
             return r.read().decode()
 
     def metric(self, series: str) -> float:

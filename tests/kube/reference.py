@@ -24,10 +24,15 @@ def reference_binary(version: str) -> Path:
 
 class ReferenceScheduler(LoggedProcess):
     """The modern kube-scheduler with a default profile named ``scheduler_name``, or with ``configuration``
-    (a v1 KubeSchedulerConfiguration; its client connection and leader election are set here)."""
+    (a v1 KubeSchedulerConfiguration; its client connection and leader election are set here).
+
+    It serves no port, unless ``secure_port`` is given: then HTTPS on 127.0.0.1:``secure_port`` with its defaults
+    (a self-signed certificate made in memory, delegated authentication and authorization through the server's
+    admin kubeconfig, the client CA looked up in the cluster). ``extra_args`` are more flags."""
 
     def __init__(self, server: EnvtestServer, log_dir: Path, scheduler_name: str = REFERENCE_SCHEDULER,
-                 feature_gates: str = "", configuration: dict[str, Any] | None = None) -> None:
+                 feature_gates: str = "", configuration: dict[str, Any] | None = None, secure_port: int = 0,
+                 extra_args: tuple[str, ...] = ()) -> None:
         self.binary = reference_binary(server.version)
         config = dict(configuration or {"apiVersion": "kubescheduler.config.k8s.io/v1",
                                         "kind": "KubeSchedulerConfiguration",
@@ -35,8 +40,13 @@ class ReferenceScheduler(LoggedProcess):
         config.update(clientConnection={"kubeconfig": server.kubeconfig}, leaderElection={"leaderElect": False})
         config_path = log_dir / "reference-scheduler.json"
         config_path.write_text(json.dumps(config))
+        serving = [f"--secure-port={secure_port}"]
+        if secure_port:
+            serving += ["--bind-address=127.0.0.1", f"--authentication-kubeconfig={server.kubeconfig}",
+                        f"--authorization-kubeconfig={server.kubeconfig}"]
+        self.secure_port = secure_port
         super().__init__(log_dir / "reference-scheduler.log", [
-            str(self.binary), "--config", str(config_path), "--secure-port=0", "-v=2",
+            str(self.binary), "--config", str(config_path), *serving, *extra_args, "-v=2",
             *([f"--feature-gates={feature_gates}"] if feature_gates else [])])
 
     def start(self) -> ReferenceScheduler:

@@ -4,6 +4,8 @@ The RBAC check runs against a real kube-apiserver 1.26 (RBAC on; the 1.10 envtes
 everything): the manifests are created with strict field validation, a token is issued for the
 ServiceAccount through the TokenRequest API, and every request the daemon makes is sent with that
 token and must not be refused (403), while a set of requests it must not be able to make must be.
+The Prometheus example (``prometheus/scrape.yaml``) is held to what it promises: its ServiceAccount's token
+reads the daemon's ``/metrics`` over HTTPS, and nothing else it serves.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ssl
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -31,6 +34,10 @@ from .envtest import ROOT, EnvtestServer, start_server
 DEPLOY = ROOT / "examples" / "deploy"
 MANIFESTS = ("serviceaccount.yaml", "rbac.yaml", "policy-configmap.yaml", "deployment.yaml",
              "second-scheduler-pod.yaml")
+PROMETHEUS = "prometheus/scrape.yaml"
+CLIENT_CA_CM = "extension-apiserver-authentication"
+PROMETHEUS_NS = "monitoring"
+SECURE_PORT = 10259
 NS = "kube-system"
 WORKLOAD_NS = "team-a"
 
@@ -108,11 +115,19 @@ def test_manifests_agree_with_each_other():
     assert deployment["metadata"]["namespace"] == NS and deployment["spec"]["replicas"] == 2
     assert spec["serviceAccountName"] == account["name"] and account["namespace"] == NS
     assert "schedulerName" not in spec, "the scheduler's own pods are placed by the default scheduler"
-    for binding, ref in ((one("ClusterRoleBinding"), cluster_role), (one("RoleBinding"), role)):
-        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": ref["kind"],
-                                      "name": ref["metadata"]["name"]}
+    # Its own roles, and upstream's for delegated authentication and authorization of the HTTPS port.
+    bindings = {
+        ("ClusterRoleBinding", "policy-scheduler"): ("ClusterRole", cluster_role["metadata"]["name"]),
+        ("RoleBinding", "policy-scheduler"): ("Role", role["metadata"]["name"]),
+        ("ClusterRoleBinding", "policy-scheduler-auth-delegator"): ("ClusterRole", "system:auth-delegator"),
+        ("RoleBinding", "policy-scheduler-authentication-reader"): ("Role", "extension-apiserver-authentication-reader"),
+    }
+    for (kind, name), (ref_kind, ref_name) in bindings.items():
+        binding = one(kind, name)
+        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": ref_kind, "name": ref_name}
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["name"], "namespace": NS}]
-    assert role["metadata"]["namespace"] == NS == one("RoleBinding")["metadata"]["namespace"]
+        assert binding["metadata"].get("namespace", NS) == NS
+    assert role["metadata"]["namespace"] == NS
 
     # A second scheduler, with its own lock (sharing kube-scheduler's would stop one of the two).
     assert args["scheduler-name"] == "policy-scheduler"
@@ -133,15 +148,15 @@ def test_manifests_agree_with_each_other():
     for verb in ("get", "list", "watch"):
         assert named[("", "configmaps", verb)] == [args["policy-configmap"]]
 
-    # Health and metrics on --port.
-    port = int(args["port"])
+    # Health and metrics over HTTPS on the secure port; no insecure port; no plain-HTTP scrape annotations
+    # (Prometheus scrapes with a token: prometheus/scrape.yaml).
+    assert int(args["secure-port"]) == SECURE_PORT and "port" not in args and "address" not in args
     c = container()
-    assert c["ports"][0]["containerPort"] == port
-    for probe in ("livenessProbe", "readinessProbe"):
-        assert c[probe]["httpGet"] == {"path": "/healthz", "port": port}
-    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
-    assert annotations == {"prometheus.io/scrape": "true", "prometheus.io/port": str(port),
-                           "prometheus.io/path": "/metrics"}
+    assert c["ports"] == [{"name": "https", "containerPort": SECURE_PORT, "protocol": "TCP"}]
+    for probe, path in (("startupProbe", "/readyz"), ("livenessProbe", "/livez"), ("readinessProbe", "/readyz")):
+        assert c[probe]["httpGet"] == {"path": path, "port": SECURE_PORT, "scheme": "HTTPS"}
+    annotations = deployment["spec"]["template"]["metadata"].get("annotations") or {}
+    assert not any(key.startswith("prometheus.io/") for key in annotations)
     anti = spec["affinity"]["podAntiAffinity"]
     terms = [t.get("podAffinityTerm", t) for key in anti for t in anti[key]]
     assert any(t["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"] for t in terms)
@@ -204,6 +219,7 @@ KINDS = {
     "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
     "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
     "Deployment": "/apis/apps/v1/namespaces/{ns}/deployments",
+    "Service": "/api/v1/namespaces/{ns}/services",
 }
 
 
@@ -288,6 +304,7 @@ def test_scheduler_service_account_may_make_every_request_the_daemon_makes(clien
     lock = flags(container()["args"])["lock-object-name"]
     policy_cm = one("ConfigMap")["metadata"]["name"]
     by_name = {"fieldSelector": f"metadata.name={policy_cm}"}
+    client_ca = {"fieldSelector": f"metadata.name={CLIENT_CA_CM}"}
     checks = []
     for path in ("/api/v1/nodes", "/api/v1/pods", "/api/v1/services", "/api/v1/replicationcontrollers",
                  "/apis/apps/v1/replicasets", "/apis/apps/v1/statefulsets", "/api/v1/persistentvolumes",
@@ -325,6 +342,17 @@ def test_scheduler_service_account_may_make_every_request_the_daemon_makes(clien
         ("update lock", lambda: sa.put(f"{lease}/{lock}", {**sa.get(f"{lease}/{lock}"),
                                                           "spec": {"holderIdentity": "b", "leaseDurationSeconds": 15}})),
         ("get lock", lambda: sa.get(f"{lease}/{lock}")),
+        # The HTTPS port's delegated authentication (the client CA: get at start, then list and watch it by
+        # name; TokenReview) and authorization (SubjectAccessReview).
+        ("get the client CA ConfigMap", lambda: sa.get(f"/api/v1/namespaces/{NS}/configmaps/{CLIENT_CA_CM}")),
+        ("list the client CA ConfigMap by name", lambda: sa.get(f"/api/v1/namespaces/{NS}/configmaps", client_ca)),
+        ("watch the client CA ConfigMap by name",
+         lambda: _watch(sa, f"/api/v1/namespaces/{NS}/configmaps", client_ca)),
+        ("create tokenreviews", lambda: sa.post("/apis/authentication.k8s.io/v1/tokenreviews", {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": "not-a-token"}})),
+        ("create subjectaccessreviews", lambda: sa.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+            "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": {
+                "user": "someone", "nonResourceAttributes": {"path": "/metrics", "verb": "get"}}})),
     ]
     checks += [(f"GET {path}", lambda p=path: sa.get(p))
                for path in ("/api", "/apis", "/apis/coordination.k8s.io", "/version", "/healthz", "/api/v1",
@@ -332,9 +360,12 @@ def test_scheduler_service_account_may_make_every_request_the_daemon_makes(clien
     results = [(what, _status(call)) for what, call in checks]
     refused = [f"{what}: {status}" for what, status in results if status in (401, 403)]
     assert not refused, "refused: " + "; ".join(refused)
-    # Not just "not refused": these really succeed against this server.
+    # Not just "not refused": these really succeed against this server (which, started without a client CA, may
+    # have no client CA ConfigMap).
     assert dict(results)["get lock (absent)"] == 404
-    assert all(status == 200 for what, status in results if what != "get lock (absent)"), results
+    assert dict(results)["get the client CA ConfigMap"] in (200, 404)
+    absent = ("get lock (absent)", "get the client CA ConfigMap")
+    assert all(status == 200 for what, status in results if what not in absent), results
     assert admin.get(f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p1")["spec"]["nodeName"] == "n1"
     assert admin.get(f"{lease}/{lock}")["spec"]["holderIdentity"] == "b"
 
@@ -384,10 +415,40 @@ def test_scheduler_service_account_is_refused_everything_else(clients):
     assert not allowed, "not refused: " + "; ".join(allowed)
 
 
+def prometheus_token(admin: RestClient) -> str:
+    """``prometheus/scrape.yaml`` created on the server (its namespace first), and a token of its
+    ServiceAccount."""
+    if _status(lambda: admin.get(f"/api/v1/namespaces/{PROMETHEUS_NS}")) == 404:
+        admin.post("/api/v1/namespaces", {"metadata": {"name": PROMETHEUS_NS}})
+    docs = documents(PROMETHEUS)
+    for doc in docs:
+        path = KINDS[doc["kind"]].format(ns=doc["metadata"].get("namespace", ""))
+        if _status(lambda p=path, d=doc: admin.get(f"{p}/{d['metadata']['name']}")) == 404:
+            admin.request("POST", path, body=doc, query={"fieldValidation": "Strict"})
+    (account,) = [d for d in docs if d["kind"] == "ServiceAccount"]
+    return admin.post(f"/api/v1/namespaces/{PROMETHEUS_NS}/serviceaccounts/{account['metadata']['name']}/token", {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600},
+    })["status"]["token"]
+
+
+def https_get(port: int, path: str, token: str | None = None) -> int:
+    """The status of a GET on a scheduler's secure port (its self-signed certificate not verified)."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"https://127.0.0.1:{port}{path}", headers=headers),
+                                    timeout=10, context=context) as reply:
+            return reply.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
 def test_the_daemon_runs_with_the_deployments_arguments_and_this_rbac(clients, tmp_path):
     """`policy-scheduler run` with the Deployment's arguments and the ServiceAccount's token: it takes the
-    Lease, binds the example pod, marks an unschedulable pod, rejects a bad policy with an event, and
-    on SIGTERM releases the Lease and exits 0, without one refused request."""
+    Lease, binds the example pod, marks an unschedulable pod, rejects a bad policy with an event, serves
+    /readyz to anyone and /metrics to Prometheus' token (prometheus/scrape.yaml) but not /configz, and on SIGTERM
+    releases the Lease and exits 0, without one refused request."""
     admin, _, kubeconfig = clients
     lock = flags(container()["args"])["lock-object-name"]
     lease = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/{lock}"
@@ -400,8 +461,11 @@ def test_the_daemon_runs_with_the_deployments_arguments_and_this_rbac(clients, t
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    args = [a for a in container()["args"] if not a.startswith(("--port=", "--address="))]
-    args += [f"--port={port}", "--address=127.0.0.1", f"--kubeconfig={kubeconfig}"]
+    # (In a pod the client and delegated authentication and authorization all use the in-cluster token.)
+    args = [a for a in container()["args"] if not a.startswith("--secure-port=")]
+    args += [f"--secure-port={port}", "--bind-address=127.0.0.1", f"--kubeconfig={kubeconfig}",
+             f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}"]
+    token = prometheus_token(admin)  # (its RBAC reaches the API server's authorizer while the daemon starts)
     log_path = tmp_path / "daemon.log"
     with open(log_path, "w") as log:
         daemon = subprocess.Popen([sys.executable, "-m", "policy_scheduler.cli", "run", *args],
@@ -429,8 +493,9 @@ def test_the_daemon_runs_with_the_deployments_arguments_and_this_rbac(clients, t
         until("PodScheduled=False on the unschedulable pod", lambda: any(
             c["type"] == "PodScheduled" and c["status"] == "False"
             for c in admin.get("/api/v1/namespaces/default/pods/too-big")["status"].get("conditions") or ()))
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
-            assert reply.read() == b"ok"
+        assert https_get(port, "/readyz") == 200 and https_get(port, "/metrics") == 403
+        assert https_get(port, "/metrics", token) == 200
+        assert https_get(port, "/configz", token) == 403
         assert admin.get(lease)["spec"]["holderIdentity"]
 
         name = one("ConfigMap")["metadata"]["name"]
@@ -503,6 +568,25 @@ def test_migrated_manifest_parses_with_type_and_object_meta():
     test_manifest_parses_with_type_and_object_meta(MIGRATED)
 
 
+def test_prometheus_example_grants_get_on_metrics_only_and_scrapes_the_https_ports():
+    test_manifest_parses_with_type_and_object_meta(PROMETHEUS)
+    docs = {doc["kind"]: doc for doc in documents(PROMETHEUS)}
+    account = docs["ServiceAccount"]["metadata"]
+    assert docs["ClusterRole"]["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    binding = docs["ClusterRoleBinding"]
+    assert binding["roleRef"]["name"] == docs["ClusterRole"]["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["name"],
+                                    "namespace": account["namespace"]}]
+    assert docs["Service"]["spec"]["selector"] == one("Deployment")["spec"]["selector"]["matchLabels"]
+    assert [p["port"] for p in docs["Service"]["spec"]["ports"]] == [SECURE_PORT]
+    (job,) = yaml.safe_load(docs["ConfigMap"]["data"]["scrape-config.yaml"])
+    assert job["scheme"] == "https" and job["metrics_path"] == "/metrics"
+    assert job["authorization"]["credentials_file"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    names = next(r["regex"] for r in job["relabel_configs"] if r["action"] == "keep"
+                 and r["source_labels"] == ["__meta_kubernetes_pod_label_app_kubernetes_io_name"]).split("|")
+    assert set(names) == {one("Deployment")["metadata"]["name"], MIGRATED_NAME}
+
+
 def test_migrated_configuration_is_what_migrate_prints():
     from click.testing import CliRunner
 
@@ -527,6 +611,7 @@ def test_migrated_manifests_agree_with_each_other():
             for b in documents(MIGRATED) if b["kind"] in ("ClusterRoleBinding", "RoleBinding")}
     assert refs == {("ClusterRoleBinding", "ClusterRole", "system:kube-scheduler"),
                     ("ClusterRoleBinding", "ClusterRole", "system:volume-scheduler"),
+                    ("ClusterRoleBinding", "ClusterRole", "system:auth-delegator"),
                     ("RoleBinding", "Role", "extension-apiserver-authentication-reader"),
                     ("RoleBinding", "Role", migrated("Role")["metadata"]["name"])}
     for b in documents(MIGRATED):
@@ -567,6 +652,7 @@ def test_kube_scheduler_1_32_runs_the_migrated_configuration_with_this_rbac(tmp_
     try:
         admin = server.rest()
         create(admin, documents(MIGRATED))
+        token = prometheus_token(admin)
         # In a pod, the client and delegated authentication/authorization all use the in-cluster token.
         kubeconfig = service_account_kubeconfig(server, admin, MIGRATED_NAME)
         config_path = directory / "config.yaml"
@@ -592,6 +678,8 @@ def test_kube_scheduler_1_32_runs_the_migrated_configuration_with_this_rbac(tmp_
         context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # its self-signed serving certificate
         with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", timeout=5, context=context) as reply:
             assert reply.read() == b"ok"
+        # Prometheus' token (prometheus/scrape.yaml) reads its /metrics, and nothing else.
+        assert https_get(port, "/metrics", token) == 200 and https_get(port, "/configz", token) == 403
         assert bound("not-ours") is None
         assert scheduler.stop() == 0, scheduler.log()[-3000:]
     finally:

@@ -32,6 +32,11 @@ from policy_scheduler.kube.options import (
     load_config_file,
     resolve_configuration,
 )
+from policy_scheduler.kube.serving.options import (
+    SERVING_FLAG_NAMES,
+    ServingOptions,
+    serving_options_from_flags,
+)
 
 HEADER = "apiVersion: componentconfig/v1alpha1\nkind: KubeSchedulerConfiguration\n"
 
@@ -177,7 +182,7 @@ def test_defaults():
         kubeconfig="", accept_content_types="", content_type="application/vnd.kubernetes.protobuf", qps=50,
         burst=100,
     )
-    assert config.healthz_bind_address == config.metrics_bind_address == "0.0.0.0:10251"
+    assert config.healthz_bind_address == config.metrics_bind_address == ""  # the insecure port is off
     assert not config.enable_profiling and not config.enable_contention_profiling
     assert config.failure_domains == (
         "kubernetes.io/hostname,failure-domain.beta.kubernetes.io/zone,failure-domain.beta.kubernetes.io/region"
@@ -200,8 +205,8 @@ def test_to_configz_of_the_defaults():
             "kubeconfig": "", "acceptContentTypes": "", "contentType": "application/vnd.kubernetes.protobuf",
             "qps": 50, "burst": 100,
         },
-        "healthzBindAddress": "0.0.0.0:10251",
-        "metricsBindAddress": "0.0.0.0:10251",
+        "healthzBindAddress": "",
+        "metricsBindAddress": "",
         "enableProfiling": False,
         "enableContentionProfiling": False,
         "failureDomains": DEFAULT_FAILURE_DOMAINS,
@@ -230,6 +235,7 @@ def test_full_example(write):
         algorithm_source=AlgorithmSourceConfig(policy_configmap_namespace="kube-system",
                                                policy_configmap_name="scheduler-policy"),
         client_connection=ClientConnection(kubeconfig="/etc/kubernetes/scheduler.conf"),
+        healthz_bind_address="0.0.0.0:10251", metrics_bind_address="0.0.0.0:10251",  # given: the insecure port
     )
     expected = yaml.safe_load(EXAMPLE)
     expected["clientConnection"]["acceptContentTypes"] = ""
@@ -273,7 +279,7 @@ def test_zero_values_are_defaulted(write):
 
 @pytest.mark.parametrize(
     ("given", "effective"),
-    [("", "0.0.0.0:10251"), ("garbage", "0.0.0.0:10251"), (":8080", "0.0.0.0:8080"),
+    [("", ""), ("garbage", "0.0.0.0:10251"), (":8080", "0.0.0.0:8080"),
      ("127.0.0.1:1", "127.0.0.1:1"), ("[::]:9", "[::]:9"), ("0.0.0.0:abc", "0.0.0.0:abc")],
 )
 def test_bind_address_defaulting(write, given, effective):
@@ -499,9 +505,10 @@ def test_flags_algorithm_source(flags, expected):
 @pytest.mark.parametrize(
     ("flags", "healthz"),
     [
-        ({}, "0.0.0.0:10251"),
+        ({}, ""),  # the insecure port is off unless --port is given
         ({"port": 8080}, "0.0.0.0:8080"),
-        ({"address": "127.0.0.1"}, "127.0.0.1:10251"),
+        ({"port": 10251}, "0.0.0.0:10251"),
+        ({"address": "127.0.0.1"}, ""),  # (a warning: --address has no effect without --port)
         ({"address": "127.0.0.1", "port": 0}, "127.0.0.1:0"),
         ({"address": "::1", "port": 9}, "[::1]:9"),
         ({"port": -1}, ""),  # 1.10: metrics disabled too
@@ -582,6 +589,11 @@ def _run(**flags):
     click.echo(json.dumps(flags))
 
 
+def _nineteen(flags: dict) -> dict:
+    """The 1.9 flags among ``run``'s (without the serving flags)."""
+    return {name: value for name, value in flags.items() if name in FLAG_NAMES}
+
+
 def _invoke(*args: str) -> dict:
     result = CliRunner().invoke(_run, list(args))
     assert result.exit_code == 0, result.output
@@ -590,10 +602,11 @@ def _invoke(*args: str) -> dict:
 
 def test_click_defaults_are_the_configuration_defaults():
     flags = _invoke()
-    assert set(flags) == set(FLAG_NAMES) and len(FLAG_NAMES) == 26
+    assert set(flags) == set(FLAG_NAMES) | set(SERVING_FLAG_NAMES) and len(FLAG_NAMES) == 26
     assert flags["leader_elect"] is True and flags["profiling"] is False
-    assert configuration_from_flags(**flags) == SchedulerConfiguration()
+    assert configuration_from_flags(**_nineteen(flags)) == SchedulerConfiguration()
     assert resolve_configuration(flags) == SchedulerConfiguration()
+    assert serving_options_from_flags(flags) == ServingOptions()  # (the serving flags: upstream's defaults)
 
 
 @pytest.mark.parametrize(
@@ -631,7 +644,7 @@ def test_underscores_and_value_syntaxes(args):
 def test_typed_flags():
     flags = _invoke("--port=-1", "--kube-api-qps", "2.5", "--kube_api_burst=7", "--leader-elect-lease-duration=1m")
     assert (flags["port"], flags["kube_api_qps"], flags["kube_api_burst"]) == (-1, 2.5, 7)
-    config = configuration_from_flags(**flags)
+    config = configuration_from_flags(**_nineteen(flags))
     assert config.healthz_bind_address == config.metrics_bind_address == ""
     assert config.leader_election.lease_duration == 60
     result = CliRunner().invoke(_run, ["--port=99999999999"])

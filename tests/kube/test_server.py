@@ -103,6 +103,27 @@ def test_healthz_failing_check(serve):
     assert fetch(port, "/healthz/leader") == (200, "ok")
 
 
+def test_livez_and_readyz_have_their_own_checks(serve):
+    synced = {"ok": False}
+    _, port = serve(checks={"informer-sync": lambda: None if synced["ok"] else "not synced"},
+                    livez_checks={"leader-election": lambda: None},
+                    readyz_checks={"informer-sync": lambda: None if synced["ok"] else "not synced",
+                                   "shutdown": lambda: None})
+    assert fetch(port, "/livez?verbose") == (200, "[+]ping ok\n[+]leader-election ok\nlivez check passed\n")
+    assert fetch(port, "/readyz") == (500, "[+]ping ok\n[-]informer-sync failed: reason withheld\n[+]shutdown ok\n"
+                                           "readyz check failed\n")
+    assert fetch(port, "/readyz/informer-sync") == (500, "internal server error: not synced\n")
+    assert fetch(port, "/livez/informer-sync")[0] == 404  # not a liveness check
+    synced["ok"] = True
+    assert fetch(port, "/readyz") == (200, "ok") and fetch(port, "/healthz") == (200, "ok")
+
+
+def test_paths_limit_what_is_served(serve):
+    _, port = serve(paths=("/healthz", "/livez", "/readyz"), profiling=True)
+    assert [get(port, p)[0] for p in ("/healthz", "/healthz/ping", "/livez", "/readyz", "/metrics", "/configz",
+                                      "/debug/pprof/", "/healthzx")] == [200, 200, 200, 200, 404, 404, 404, 404]
+
+
 def test_invalid_check_names_rejected():
     for name in ("ping", "", "a/b"):
         with pytest.raises(ValueError):

@@ -1,0 +1,8 @@
+"""Serving the daemon's endpoints as kube-scheduler does since 1.23: HTTPS with the cluster's own
+authentication and authorization (delegated to the API server), and 1.9's plain-HTTP port only when asked for.
+See ``docs/running.md`` ("Security")."""
+
+from .endpoints import Endpoints, HealthChecks
+from .options import ServingOptions, serving_options_from_flags
+
+__all__ = ["Endpoints", "HealthChecks", "ServingOptions", "serving_options_from_flags"]
