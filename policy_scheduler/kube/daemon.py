@@ -169,10 +169,12 @@ class Daemon:
                 self.election_rest, election, on_started_leading=self._started_leading,
                 on_stopped_leading=self._stopped_leading, on_new_leader=self._new_leader,
             )
-        writer = BackgroundWriter("events", workers=2)
-        self.writer = writer
-        self.recorder = EventRecorder(self.event_rest, cfg.scheduler_name, writer)
-        self.conditions = PodConditionUpdater(self.rest, writer,
+        # Events and PodScheduled conditions are written in the background, each through its own client and
+        # queue: a full event queue never costs a pod its condition.
+        self.writers = (BackgroundWriter("events", workers=2), BackgroundWriter("pod conditions", workers=2))
+        self.recorder = EventRecorder(self.event_rest, cfg.scheduler_name, self.writers[0],
+                                      observe=lambda result: self.metrics.events.labels(result=result).inc())
+        self.conditions = PodConditionUpdater(self.rest, self.writers[1],
                                               still_pending=lambda pod: self.pending_pod(pod_key(pod)) is not None)
         # The FIFO's pods wait out 1.9's back-off in the requeuer; the priority queues take them back at once
         # (the three-queue form backs them off itself).
@@ -402,7 +404,8 @@ class Daemon:
     # -- run -------------------------------------------------------------------------------------
     def run(self) -> int:
         self.endpoints.start()
-        self.writer.start()
+        for writer in self.writers:
+            writer.start()
         self.requeuer.start()
         if isinstance(self.queue, ThreeQueuePriorityQueue):
             self.queue.run()  # upstream Run: podBackoffQ flushed every 1 s, unschedulableQ leftovers every 30 s
@@ -451,7 +454,8 @@ class Daemon:
         self.queue.close()
         for reflector in self.reflectors:
             reflector.stop()
-        self.writer.stop(timeout=3.0)
+        for writer in self.writers:
+            writer.stop(timeout=3.0)
         self.loop.shutdown()
         if self.preemptor is not None:
             self.preemptor.shutdown()

@@ -3,8 +3,12 @@
 Events are core/v1 Events with source component = the scheduler name, named ``<object>.<hex ns>`` as
 client-go's recorder names them; a repeat of the same event for the same object (an unschedulable pod
 retrying) increments ``count`` on the existing Event instead of creating another, as client-go's
-correlator does. The queue is bounded: when the API server cannot keep up, events are dropped (and
-counted), never the scheduling.
+correlator does; events about different objects are never merged. Events go out through a client of
+their own (upstream's eventClient: its own rate limiter), so they never wait behind binds, nor binds behind
+them. The queue is bounded (1,000, as client-go's broadcaster): when the API server or the limiter cannot
+keep up, events are dropped, never the scheduling; every event's fate is counted
+(``scheduler_events_total{result}``: created, counted, dropped, failed) and a run of drops is logged once
+when it starts and once when it ends, with how many were dropped.
 """
 
 from __future__ import annotations
@@ -49,16 +53,33 @@ class BackgroundWriter:
         self._queue: queue.Queue[Callable[[], None] | None] = queue.Queue(max_queue)
         self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True) for i in range(workers)]
         self.dropped = 0
+        self._dropped_before = 0  # ``dropped`` when the current run of drops began
+        self._dropping = False
+        self._lock = threading.Lock()
 
     def start(self) -> None:
         for t in self._threads:
             t.start()
 
-    def submit(self, write: Callable[[], None]) -> None:
+    def submit(self, write: Callable[[], None]) -> bool:
+        """Queue ``write``; False when the queue is full and it was dropped."""
         try:
             self._queue.put_nowait(write)
         except queue.Full:
-            self.dropped += 1
+            with self._lock:
+                self.dropped += 1
+                if not self._dropping:
+                    self._dropping, self._dropped_before = True, self.dropped - 1
+                    log.warning("%s: %d writes wait for the API server; dropping new ones until there is room",
+                                self.name, self._queue.maxsize)
+            return False
+        if self._dropping:
+            with self._lock:
+                if self._dropping:
+                    self._dropping = False
+                    log.warning("%s: room again; %d writes were dropped", self.name,
+                                self.dropped - self._dropped_before)
+        return True
 
     def _work(self) -> None:
         while True:
@@ -89,21 +110,34 @@ class BackgroundWriter:
 
 
 class EventRecorder:
-    def __init__(self, rest: RestClient, component: str, writer: BackgroundWriter) -> None:
+    """``observe(result)`` is told each event's fate (``metrics.EVENT_RESULTS``)."""
+
+    def __init__(self, rest: RestClient, component: str, writer: BackgroundWriter,
+                 observe: Callable[[str], None] = lambda result: None) -> None:
         self.rest = rest
         self.component = component
         self.writer = writer
+        self.observe = observe
         self._seen: OrderedDict[tuple, tuple[str, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def event(self, involved: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         """Record an event about ``involved`` (an ObjectReference dict) in the background."""
-        self.writer.submit(lambda: self._write(dict(involved), type_, reason, message))
+        if not self.writer.submit(lambda: self._write(dict(involved), type_, reason, message)):
+            self.observe("dropped")
 
     def pod_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
         self.event(object_reference(pod.raw, "Pod"), type_, reason, message)
 
     def _write(self, involved: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        try:
+            self.observe(self._post_or_count(involved, type_, reason, message))
+        except ApiError:
+            self.observe("failed")
+            raise
+
+    def _post_or_count(self, involved: dict[str, Any], type_: str, reason: str, message: str) -> str:
+        """Write the event: "counted" when an earlier Event of it got its count incremented, else "created"."""
         namespace = involved.get("namespace") or "default"
         key = (involved.get("kind"), namespace, involved.get("name"), involved.get("uid"), type_, reason, message)
         timestamp = now_rfc3339()
@@ -115,7 +149,7 @@ class EventRecorder:
                 self.rest.patch(f"/api/v1/namespaces/{namespace}/events/{name}",
                                 {"count": count + 1, "lastTimestamp": timestamp})
                 self._remember(key, name, count + 1)
-                return
+                return "counted"
             except ApiError as e:
                 if not e.not_found:
                     raise
@@ -128,6 +162,7 @@ class EventRecorder:
             "firstTimestamp": timestamp, "lastTimestamp": timestamp, "count": 1,
         })
         self._remember(key, name, 1)
+        return "created"
 
     def _remember(self, key: tuple, name: str, count: int) -> None:
         with self._lock:

@@ -36,6 +36,7 @@ ATTEMPT_RESULTS = ("scheduled", "unschedulable", "error")
 BIND_OUTCOMES = ("success", "conflict", "not_found", "unbound", "error", "volume_binding_failed")
 RELOAD_RESULTS = ("applied", "rejected")
 PREEMPTION_RESULTS = ("nominated", "no_node", "not_eligible", "error")
+EVENT_RESULTS = ("created", "counted", "dropped", "failed")
 
 
 class _WithoutCreated:
@@ -147,6 +148,14 @@ class SchedulerMetrics:
         self.leader = Gauge(
             "scheduler_leader_is_leader", "1 while this instance holds the leader lease, else 0.", registry=r
         )
+        self.events = Counter(
+            "scheduler_events_total",
+            "Number of events recorded, by result (created: a new Event; counted: a repeat for the same object, "
+            "added to its Event's count; dropped: the queue was full, not written; failed: the API server refused "
+            "it or did not answer).",
+            ["result"],
+            registry=r,
+        )
         self.rest_requests = Counter(
             "rest_client_requests_total",
             "Number of HTTP requests, partitioned by status code, method, and host.",
@@ -171,6 +180,8 @@ class SchedulerMetrics:
             self.policy_reloads.labels(result=result)
         for result in PREEMPTION_RESULTS:
             self.preemption_attempts.labels(result=result)
+        for result in EVENT_RESULTS:
+            self.events.labels(result=result)
         self.api_server_reachable.set(1)  # until a failed request and a failed probe say otherwise
         # The Python counterparts of the Go binary's default process/go collectors.
         ProcessCollector(registry=r)
