@@ -425,7 +425,9 @@ def test_a_bind_whose_reply_is_lost_keeps_its_room_until_the_server_answers(prox
     assert "bind of pod=default/first node=node-0: outcome unknown" in daemon.log()
     assert cluster.bound() == {"first": "node-0"}
     assert binds_of(proxy, "first") == [201] and binds_of(proxy, "second") == []
-    assert [e["involvedObject"]["name"] for e in cluster.events("Scheduled")] == ["first"]
+    scheduled = wait_until(lambda: [e["involvedObject"]["name"] for e in cluster.events("Scheduled")], 20,
+                           what="the Scheduled event")  # written after the bind settled
+    assert scheduled == ["first"]
     assert daemon.metric("scheduler_binding_unknown_outcomes_total") == 1.0
     assert daemon.metric('scheduler_binding_outcomes_total{outcome="success"}') == 1.0
     assert daemon.metric('scheduler_binding_outcomes_total{outcome="conflict"}') == 0.0

@@ -103,8 +103,9 @@ def test_dynamic_provisioning_selected_node_then_pod_bound_there(apiserver_126, 
         assert provisioner_provisions(cluster, "data-web-0", "wffc") == annotated
         wait_until(lambda: cluster.placements().get("web-0"), 30, what="web-0 bound")
         assert cluster.placements()["web-0"] == annotated
-        assert [e["message"] for e in cluster.events("Scheduled") if e["involvedObject"]["name"] == "web-0"] == [
-            f"Successfully assigned web-0 to {annotated}"]
+        scheduled = wait_until(lambda: [e["message"] for e in cluster.events("Scheduled")
+                                         if e["involvedObject"]["name"] == "web-0"], 20, what="web-0's Scheduled event")
+        assert scheduled == [f"Successfully assigned web-0 to {annotated}"]  # events are written after the bind
     finally:
         daemon.stop()
     assert "Claim default/data-web-0 to be provisioned on node" in daemon.log()
