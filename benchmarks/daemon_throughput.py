@@ -230,27 +230,36 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def vm_hwm_mb(pid: int) -> float | None:
+def status_mb(pid: int, key: str) -> float | None:
+    """A memory figure of ``/proc/PID/status`` (``VmHWM``, ``VmRSS``, ...) in MB; None if the process is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{key}:"):
                 return round(int(line.split()[1]) / 1024, 1)
     except OSError:
         pass
     return None
 
 
+def vm_hwm_mb(pid: int) -> float | None:
+    return status_mb(pid, "VmHWM")
+
+
 def daemon_command(kubeconfig: str, bind_workers: int | None, feature_gates: str = "",
-                   scheduling_queue: str | None = None) -> list[str]:
+                   scheduling_queue: str | None = None, api_qps: int | None = 5000) -> list[str]:
+    """``policy-scheduler run`` as the benchmarks start it; ``api_qps`` sets ``--kube-api-qps`` and
+    ``--kube-api-burst`` (None: the daemon's own defaults, 50 and 100)."""
     exe = shutil.which("policy-scheduler")
     cmd = [exe] if exe else [sys.executable, "-m", "policy_scheduler.cli"]
     cmd += [
         "run", "--kubeconfig", kubeconfig, "--scheduler-name", SCHEDULER_NAME, "--leader-elect=false",
-        "--address", "127.0.0.1", "--port", str(free_port()), "--kube-api-qps", "5000", "--kube-api-burst", "5000", "--v=0",
+        "--address", "127.0.0.1", "--port", str(free_port()), "--v=0",
         # The benchmarks read /metrics over loopback (faults.py's queue depths); no HTTPS listener, so runs never
         # contend for 10259.
         "--insecure-metrics", "--secure-port", "0",
     ]
+    if api_qps is not None:
+        cmd += ["--kube-api-qps", str(api_qps), "--kube-api-burst", str(api_qps)]
     if bind_workers:
         cmd += ["--bind-workers", str(bind_workers)]
     if feature_gates:

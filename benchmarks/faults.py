@@ -396,6 +396,26 @@ def run_all(plan: list[Callable[[], BenchRun]], base: Path, render: Callable[[li
     return 1 if failed else 0
 
 
+def saved_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of saved runs (``--render``); other lines skipped."""
+    return [json.loads(s) for s in path.read_text().splitlines() if s.strip().startswith("{")]
+
+
+def run_benchmark(name: str, args: argparse.Namespace, plan_for: Callable[[Path], list[Callable[[], BenchRun]]],
+                  render: Callable[[list[dict[str, Any]]], str], errors: tuple[type[Exception], ...] = RUN_ERRORS) -> int:
+    """Name the progress lines ``name``, set ``args.commit``, and :func:`run_all` the plan ``plan_for`` makes for
+    a fresh work directory (``args.keep``, ``args.table``); with ``args.render``, print the table of those saved
+    lines instead."""
+    global PROGRESS_NAME
+    if args.render:
+        print(render(saved_lines(args.render)), end="")
+        return 0
+    PROGRESS_NAME = name
+    args.commit = source_commit()
+    base = Path(tempfile.mkdtemp(prefix=f"{name.replace('_', '-')}-"))
+    return run_all(plan_for(base), base, render, args.keep, args.table, errors)
+
+
 # -- the API server: metrics, etcd revision, audit log ----------------------------------------------
 METRIC_LINE = re.compile(r"^apiserver_request_total\{([^}]*)\}\s+(\S+)$")
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
@@ -573,13 +593,15 @@ class PodWatch:
 
     On any break (the server going away, a cut) it reconnects at once from the last resourceVersion it saw,
     retrying every 10 ms while the server is down; only a 410 makes it relist. Bound pods left terminating
-    are reported to ``kubelet`` (if any).
+    are reported to ``kubelet`` (if any); ``on_bind`` (if any) is called with each pod's first bind, from the
+    watch's thread.
     """
 
     def __init__(self, kubeconfig: str, resource_version: str, measured: set[str], kubelet: Kubelet | None,
-                 path: str = PODS_PATH) -> None:
+                 path: str = PODS_PATH, on_bind: Callable[[str, Bind], None] | None = None) -> None:
         self.rest = RestClient(api_client(kubeconfig, pool_size=2), qps=0, burst=1, timeout=30.0)
         self.kubelet = kubelet
+        self.on_bind = on_bind
         self.path = path
         self.rv = resource_version
         self.measured = measured
@@ -666,14 +688,17 @@ class PodWatch:
         node = (obj.get("spec") or {}).get("nodeName")
         if node and obj["metadata"].get("deletionTimestamp") and self.kubelet is not None:
             self.kubelet.terminating(name)
+        bind = None
         with self._lock:
             self.seen.add(name)
             if node and name not in self.binds:
                 now = time.monotonic()
-                self.binds[name] = Bind(now, time.time(), int(obj["metadata"]["resourceVersion"]), node, exact)
+                bind = self.binds[name] = Bind(now, time.time(), int(obj["metadata"]["resourceVersion"]), node, exact)
                 self.last_change = now
                 if name in self.measured:
                     self.first_measured_bind.set()
+        if bind is not None and self.on_bind is not None:
+            self.on_bind(name, bind)
 
     def _gone(self, name: str, at: float) -> None:
         if self.kubelet is not None:
@@ -749,19 +774,25 @@ class Creator:
 
 
 # -- the schedulers ---------------------------------------------------------------------------------
-def ours_command(kubeconfig: str, feature_gates: str, leader_elect: bool) -> tuple[list[str], int]:
-    """``policy-scheduler run`` as daemon_throughput.py starts it (its name, qps, --v=0); the healthz port."""
-    command = daemon_command(kubeconfig, None, feature_gates)
+def ours_command(kubeconfig: str, feature_gates: str, leader_elect: bool,
+                 api_qps: int | None = API_QPS) -> tuple[list[str], int]:
+    """``policy-scheduler run`` as daemon_throughput.py starts it (its name, qps, --v=0); the healthz port.
+    ``api_qps`` None: the daemon's default client limits."""
+    command = daemon_command(kubeconfig, None, feature_gates, api_qps=api_qps)
     if leader_elect:
         command[command.index("--leader-elect=false")] = "--leader-elect=true"
         command += lock_flags(LOCK)
     return command, int(command[command.index("--port") + 1])
 
 
-def modern_config(kubeconfig: str, leader_elect: bool, json_only: bool) -> dict[str, Any]:
+def modern_config(kubeconfig: str, leader_elect: bool, json_only: bool,
+                  api_qps: int | None = API_QPS) -> dict[str, Any]:
     """A KubeSchedulerConfiguration v1: the default profile under its own name; JSON through the proxy (it
-    relays watch streams line by line, which binary protobuf frames do not survive)."""
-    connection: dict[str, Any] = {"kubeconfig": kubeconfig, "qps": API_QPS, "burst": API_QPS}
+    relays watch streams line by line, which binary protobuf frames do not survive). ``api_qps`` None: the
+    default client connection (qps 50, burst 100)."""
+    connection: dict[str, Any] = {"kubeconfig": kubeconfig}
+    if api_qps is not None:
+        connection.update(qps=api_qps, burst=api_qps)
     if json_only:
         connection.update(contentType="application/json", acceptContentTypes="application/json")
     election: dict[str, Any] = {"leaderElect": leader_elect}
@@ -787,15 +818,18 @@ class SchedulerProcess:
             raise RuntimeError(f"{self.child.name} exited with {self.child.process.returncode}: "
                                f"{self.child.log()[-2000:]}")
 
-    def queue_depths(self) -> dict[str, float]:
-        """Ours: ``scheduler_pending_pods`` by queue, from its /metrics ({} if it does not answer)."""
+    def metrics_text(self) -> str:
+        """Ours: its /metrics ("" if it does not answer)."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2) as r:
-                text = r.read().decode()
+                return r.read().decode()
         except OSError:
-            return {}
-        return {m.group(1): float(m.group(2))
-                for m in re.finditer(r'^scheduler_pending_pods\{queue="([^"]+)"\} (\S+)$', text, re.M)}
+            return ""
+
+    def queue_depths(self) -> dict[str, float]:
+        """Ours: ``scheduler_pending_pods`` by queue, from its /metrics ({} if it does not answer)."""
+        return {m.group(1): float(m.group(2)) for m in
+                re.finditer(r'^scheduler_pending_pods\{queue="([^"]+)"\} (\S+)$', self.metrics_text(), re.M)}
 
     def healthy(self) -> bool:
         """Ours: /healthz 200 (its informers synced). Modern (no port served): with leader election, its
@@ -811,15 +845,16 @@ class SchedulerProcess:
 
 
 def start_scheduler(kind: str, feature_gates: str, kubeconfig: str, workdir: Path, name: str, leader_elect: bool,
-                    json_only: bool, version: str) -> SchedulerProcess:
-    """Start ours (with ``feature_gates``) or the modern kube-scheduler of ``version``, logging to ``name``.log."""
+                    json_only: bool, version: str, api_qps: int | None = API_QPS) -> SchedulerProcess:
+    """Start ours (with ``feature_gates``) or the modern kube-scheduler of ``version``, logging to ``name``.log;
+    both clients at ``api_qps`` (None: each one's default limits)."""
     log_path = workdir / f"{name}.log"
     if kind == "ours":
-        command, port = ours_command(kubeconfig, feature_gates, leader_elect)
+        command, port = ours_command(kubeconfig, feature_gates, leader_elect, api_qps)
         process = SchedulerProcess(kind, Spawned(name, command, log_path), leader_elect, port)
     else:
         config = workdir / f"{name}.json"
-        config.write_text(json.dumps(modern_config(kubeconfig, leader_elect, json_only), indent=1))
+        config.write_text(json.dumps(modern_config(kubeconfig, leader_elect, json_only, api_qps), indent=1))
         binary = assets_dir() / version / "bin" / "kube-scheduler"
         command = [str(binary), "--config", str(config), "--secure-port=0", "-v=2"]
         process = SchedulerProcess(kind, Spawned(name, command, log_path), leader_elect)
@@ -1436,8 +1471,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve_proxy:
         return serve_proxy(*args.serve_proxy)
     if args.render:
-        lines = [json.loads(s) for s in args.render.read_text().splitlines() if s.strip().startswith("{")]
-        print(table(lines), end="")
+        print(table(saved_lines(args.render)), end="")
         return 0
     base = Path(tempfile.mkdtemp(prefix="faults-bench-"))
     (base / "audit-policy.json").write_text(json.dumps(AUDIT_POLICY))

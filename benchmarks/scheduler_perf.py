@@ -101,7 +101,6 @@ import math
 import ssl
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
@@ -119,7 +118,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import faults  # noqa: E402
 from benchmarks.daemon_throughput import SCHEDULER_NAME, create_all, ensure_namespaces, vm_hwm_mb  # noqa: E402
 from benchmarks.faults import (  # noqa: E402
     MODERN_SCHEDULER_NAME,
@@ -137,8 +135,7 @@ from benchmarks.faults import (  # noqa: E402
     final_state,
     pod_requests,
     progress,
-    run_all,
-    source_commit,
+    run_benchmark,
     start_scheduler,
     stop_server,
 )
@@ -254,8 +251,10 @@ class CreatorProcess(PipedChild):
     Not a signal: the thread numpy starts on import does not block it, and a signal the main thread blocks
     until its ``sigwait`` goes to that thread, whose default action ends the process."""
 
-    def __init__(self, index: int, spec: Path, workdir: Path) -> None:
-        command = [sys.executable, str(Path(__file__).resolve()), "--serve-creator", str(spec), str(index)]
+    def __init__(self, index: int, spec: Path, workdir: Path, script: Path | None = None) -> None:
+        """``script``: the benchmark whose ``--serve-creator SPEC INDEX`` serves it (default: this one)."""
+        script = script or Path(__file__).resolve()
+        command = [sys.executable, str(script), "--serve-creator", str(spec), str(index)]
         super().__init__(Spawned(f"creator-{index}", command, workdir / f"creator-{index}.log"))
 
     def start(self) -> CreatorProcess:
@@ -992,14 +991,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.serve_creator:
         return serve_creator(args.serve_creator[0], int(args.serve_creator[1]))
-    if args.render:
-        print(table([json.loads(s) for s in args.render.read_text().splitlines() if s.strip().startswith("{")]), end="")
-        return 0
-    faults.PROGRESS_NAME = "scheduler_perf"
-    args.commit = source_commit()
-    base = Path(tempfile.mkdtemp(prefix="scheduler-perf-"))
-    plan = [functools.partial(PerfRun, cell, mode, kind, repeat, args, base) for cell, mode, repeat, kind in runs(args)]
-    return run_all(plan, base, table, args.keep, args.table, errors=(*RUN_ERRORS, ValueError))
+    return run_benchmark("scheduler_perf", args, lambda base: [
+        functools.partial(PerfRun, cell, mode, kind, repeat, args, base) for cell, mode, repeat, kind in runs(args)],
+        table, errors=(*RUN_ERRORS, ValueError))
 
 
 if __name__ == "__main__":
