@@ -2,7 +2,7 @@
 
 Every request the daemon makes goes through :class:`RestClient`: the ApiClient's configuration gives
 the server, TLS and credentials. Request/reply calls go over :mod:`.transport`'s keep-alive connections (a
-quarter of the CPU of the official REST layer per request); watches, probes and configurations with a proxy
+third of the CPU of the official REST layer per request); watches, probes and configurations with a proxy
 use the official client's REST layer and its connection pool. We read and write plain JSON (the engine
 parses dicts itself; the generated models are the slow part at scale, and the 37.x client fails to
 deserialise a Binding's ``Status`` reply even when the bind succeeded). Outcomes are judged by HTTP status
