@@ -50,6 +50,9 @@ class ClusterState:
         # Bumped by every change of a PV, claim, StorageClass or CSINode (assumptions included): what is
         # derived from them may be cached until it changes.
         self.volume_generation = 0
+        # Bumped by every change of which NodeInfos exist, which have a node, and which pods with inter-pod
+        # (anti-)affinity they hold: what the predicates' metadata checks over every NodeInfo may be cached.
+        self.affinity_generation = 0
         # How many cached pods use each claim (upstream's NodeInfo.PVCRefCounts, summed over the nodes).
         self.claim_users: Counter[tuple[str, str]] = Counter()
         # The volume binder's assumptions (upstream's PV/PVC assume caches): a PV pre-bound or a claim
@@ -69,6 +72,7 @@ class ClusterState:
         else:
             info.set_node(node)
         self._node_list = None
+        self.affinity_generation += 1
         for observer in self.observers:
             observer.nodes_changed()
 
@@ -82,6 +86,7 @@ class ClusterState:
             if not info.pods:
                 del self.node_infos[name]
         self._node_list = None
+        self.affinity_generation += 1
         for observer in self.observers:
             observer.nodes_changed()
 
@@ -110,7 +115,10 @@ class ClusterState:
         info = self.node_infos.get(pod.node_name)
         if info is None:
             info = self.node_infos[pod.node_name] = NodeInfo()
+            self.affinity_generation += 1
         info.add_pod(pod)
+        if pod.has_pod_affinity_constraints:
+            self.affinity_generation += 1
         for observer in self.observers:
             observer.pod_added(pod)
 
@@ -125,6 +133,8 @@ class ClusterState:
         info.remove_pod(cached)
         if info.node is None and not info.pods:
             del self.node_infos[cached.node_name]
+        if cached.has_pod_affinity_constraints or cached.node_name not in self.node_infos:
+            self.affinity_generation += 1
         for observer in self.observers:
             observer.pod_removed(cached)
 

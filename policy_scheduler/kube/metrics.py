@@ -9,6 +9,7 @@ the REST client metrics keep client-go 1.9's names and labels.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -188,6 +189,7 @@ class SchedulerMetrics:
         PlatformCollector(registry=r)
         GCCollector(registry=r)
         self._exported = _WithoutCreated(r)
+        self._request_series: dict[tuple[str, str, str, int], tuple[Any, Any]] = {}
 
     def observe_request(self, method: str, url_template: str, host: str, code: int, seconds: float) -> None:
         """Record one API request; ``code`` is the HTTP status, 0 when no response arrived (exported as
@@ -196,10 +198,15 @@ class SchedulerMetrics:
         ``url_template`` is a path template (``/api/v1/namespaces/{namespace}/pods``), never the concrete
         URL, to keep the series count bounded.
         """
-        self.rest_requests.labels(
-            code=str(code) if code else "<error>", method=method.upper(), host=host
-        ).inc()
-        self.rest_latency.labels(verb=method.upper(), url=url_template).observe(seconds)
+        key = (method, url_template, host, code)
+        series = self._request_series.get(key)
+        if series is None:  # labels() takes a lock and builds a key per call: once per series is enough
+            series = self._request_series[key] = (
+                self.rest_requests.labels(code=str(code) if code else "<error>", method=method.upper(), host=host),
+                self.rest_latency.labels(verb=method.upper(), url=url_template),
+            )
+        series[0].inc()
+        series[1].observe(seconds)
 
     def observe_extender_error(self, extender: str, verb: str, ignored: bool) -> None:
         """One failed extender call (the HTTP extenders' observer)."""

@@ -135,6 +135,7 @@ class RestClient:
         self._auth: dict[str, str] = {}
         self._auth_at = -AUTH_REFRESH
         configuration = api.configuration
+        self._netloc = urlsplit(configuration.host).netloc
         self.transport = KeepAliveTransport(configuration) if KeepAliveTransport.supports(configuration) else None
         #: Told of every failure that may mean the server is gone (:mod:`.reachability` listens).
         self.on_unavailable: Callable[[ApiError], None] | None = None
@@ -168,7 +169,7 @@ class RestClient:
 
     def _observe(self, method: str, path: str, status: int, started: float) -> None:
         if self.observer is not None:
-            self.observer(method, url_template(path), urlsplit(self.host).netloc, status, time.monotonic() - started)
+            self.observer(method, url_template(path), self._netloc, status, time.monotonic() - started)
 
     def _exchange(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
                   content_type: str | None, timeout: float | tuple[float, float] | None) -> tuple[int, str, bytes]:

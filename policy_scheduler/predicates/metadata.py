@@ -254,12 +254,13 @@ class PredicateMetadataFactory:
         self.cluster = cluster
         self.producers: Mapping[str, MetadataProducer] = producers if producers is not None else {}
         self.topology_spread = topology_spread  # the cluster rules: PodTopologySpread's state is kept
+        self._failure: tuple[int, str | None] | None = None  # (cluster.affinity_generation, its failure)
 
     def get_metadata(self, pod: Pod | None, node_infos: Mapping[str, NodeInfo]) -> PredicateMetadata | None:
         """The pod's metadata, or None when it cannot be computed (null pod, null node, bad selector)."""
         if pod is None:
             return None
-        failure = anti_affinity_terms_failure(node_infos.values())
+        failure = self._terms_failure(node_infos)
         if failure is not None:
             log.debug("predicate metadata for pod %s unavailable: %s", pod.ref, failure)
             return None
@@ -278,6 +279,16 @@ class PredicateMetadataFactory:
         return meta
 
     __call__ = get_metadata
+
+    def _terms_failure(self, node_infos: Mapping[str, NodeInfo]) -> str | None:
+        """:func:`anti_affinity_terms_failure`, kept for the cluster's own NodeInfos until what it reads changes
+        (``ClusterState.affinity_generation``); computed afresh for any other map (preemption's copies)."""
+        if node_infos is not self.cluster.node_infos:
+            return anti_affinity_terms_failure(node_infos.values())
+        generation = self.cluster.affinity_generation
+        if self._failure is None or self._failure[0] != generation:
+            self._failure = (generation, anti_affinity_terms_failure(node_infos.values()))
+        return self._failure[1]
 
 
 def require_node(node_info: NodeInfo | None) -> Node:

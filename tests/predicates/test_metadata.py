@@ -188,3 +188,26 @@ def test_add_pod_appends_to_existing_entries() -> None:
     assert len(meta.matching_anti_affinity_terms["e_"]) == 2
     meta.remove_pod(existing)
     assert meta.matching_anti_affinity_terms == {}
+
+
+def test_the_cluster_wide_terms_check_follows_every_change_it_reads():
+    """The check that no NodeInfo lacks its node and no existing anti-affinity term is unparsable is kept for
+    the cluster's own NodeInfos between changes: adding and removing a pod with a bad term, a pod on an
+    unknown node and a node removed under its pods each change the answer at once."""
+    cluster = make_cluster(NODES, [p("p1", "nodeA", SELECTOR1)])
+    factory = PredicateMetadataFactory(cluster)
+    assert factory.get_metadata(PENDING, cluster.node_infos) is not None
+    bad = p("bad", "nodeB", anti=[pod_affinity_term(expr("foo", "Bogus", "bar"), topology_key="region")])
+    cluster.add_pod(bad)
+    assert factory.get_metadata(PENDING, cluster.node_infos) is None
+    cluster.remove_pod(bad)
+    assert factory.get_metadata(PENDING, cluster.node_infos) is not None
+    stray = p("stray", "nodeZ")  # a pod on a node the cache does not have: a NodeInfo without a node
+    cluster.add_pod(stray)
+    assert factory.get_metadata(PENDING, cluster.node_infos) is None
+    cluster.remove_pod(stray)
+    assert factory.get_metadata(PENDING, cluster.node_infos) is not None
+    cluster.remove_node("nodeA")  # its pod p1 stays: its NodeInfo has no node
+    assert factory.get_metadata(PENDING, cluster.node_infos) is None
+    cluster.add_node(NODES[0])
+    assert factory.get_metadata(PENDING, cluster.node_infos) is not None
