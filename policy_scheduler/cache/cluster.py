@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from ..model.labels import SelectorError
 from ..model.node import Node
 from ..model.pod import Pod, pod_claim_names
-from ..model.topology import NO_LABELS
+from ..model.topology import NO_LABELS, required_anti_affinity_error
 from ..model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
 from .node_info import NodeInfo
@@ -50,9 +50,12 @@ class ClusterState:
         # Bumped by every change of a PV, claim, StorageClass or CSINode (assumptions included): what is
         # derived from them may be cached until it changes.
         self.volume_generation = 0
-        # Bumped by every change of which NodeInfos exist, which have a node, and which pods with inter-pod
-        # (anti-)affinity they hold: what the predicates' metadata checks over every NodeInfo may be cached.
-        self.affinity_generation = 0
+        # What makes the predicates' metadata unavailable whatever the incoming pod (``getMatchingAntiAffinityTerms``
+        # failing): NodeInfos without a node (pods on a node the cache does not have), and cached pods with a
+        # required anti-affinity term that cannot be evaluated. Kept as they change, so that the check over
+        # every NodeInfo runs only when one of them is there.
+        self._nodeless: set[str] = set()
+        self._unusable_anti_affinity: set[str] = set()  # pod keys
         # How many cached pods use each claim (upstream's NodeInfo.PVCRefCounts, summed over the nodes).
         self.claim_users: Counter[tuple[str, str]] = Counter()
         # The volume binder's assumptions (upstream's PV/PVC assume caches): a PV pre-bound or a claim
@@ -72,7 +75,7 @@ class ClusterState:
         else:
             info.set_node(node)
         self._node_list = None
-        self.affinity_generation += 1
+        self._nodeless.discard(node.name)
         for observer in self.observers:
             observer.nodes_changed()
 
@@ -83,12 +86,19 @@ class ClusterState:
         info = self.node_infos.get(name)
         if info is not None:
             info.node = None
-            if not info.pods:
+            if info.pods:
+                self._nodeless.add(name)
+            else:
                 del self.node_infos[name]
         self._node_list = None
-        self.affinity_generation += 1
         for observer in self.observers:
             observer.nodes_changed()
+
+    @property
+    def may_fail_anti_affinity_terms(self) -> bool:
+        """Whether a NodeInfo lacks its node or a cached pod has a required anti-affinity term that cannot be
+        evaluated: only then can the metadata's walk over every NodeInfo find a failure."""
+        return bool(self._nodeless or self._unusable_anti_affinity)
 
     def node_list(self) -> list[Node]:
         """``NodeLister.List()``: every node, in name order (upstream's order is unspecified)."""
@@ -115,10 +125,10 @@ class ClusterState:
         info = self.node_infos.get(pod.node_name)
         if info is None:
             info = self.node_infos[pod.node_name] = NodeInfo()
-            self.affinity_generation += 1
+            self._nodeless.add(pod.node_name)
         info.add_pod(pod)
-        if pod.has_pod_affinity_constraints:
-            self.affinity_generation += 1
+        if pod.has_pod_affinity_constraints and required_anti_affinity_error(pod) is not None:
+            self._unusable_anti_affinity.add(pod.key)
         for observer in self.observers:
             observer.pod_added(pod)
 
@@ -133,8 +143,8 @@ class ClusterState:
         info.remove_pod(cached)
         if info.node is None and not info.pods:
             del self.node_infos[cached.node_name]
-        if cached.has_pod_affinity_constraints or cached.node_name not in self.node_infos:
-            self.affinity_generation += 1
+            self._nodeless.discard(cached.node_name)
+        self._unusable_anti_affinity.discard(cached.key)
         for observer in self.observers:
             observer.pod_removed(cached)
 

@@ -60,6 +60,21 @@ def namespace_selector(pod: Pod, term: PodAffinityTerm) -> Selector | None:
     return term.namespace_selector.get()
 
 
+def required_anti_affinity_error(pod: Pod) -> str | None:
+    """Why one of ``pod``'s required anti-affinity terms cannot be evaluated against an incoming pod: its
+    label selector or its namespaceSelector cannot be built (None: every term can)."""
+    affinity = pod.affinity
+    anti = affinity.pod_anti_affinity if affinity is not None else None
+    for term in anti.required if anti is not None else ():
+        if term.selector.selector is None:
+            return term.selector.error or "invalid selector"
+        try:
+            namespace_selector(pod, term)
+        except SelectorError as e:
+            return str(e)
+    return None
+
+
 def static_namespaces(pod: Pod, term: PodAffinityTerm) -> frozenset[str]:
     """``getNamespacesFromPodAffinityTerm``: the term's namespaces, or the defining pod's own when it lists none
     and has no namespaceSelector that counts."""

@@ -23,7 +23,7 @@ from ..model.labels import SelectorError, selector_from_set
 from ..model.node import Node
 from ..model.pod import Pod
 from ..model.resources import Resource
-from ..model.topology import NO_LABELS, namespace_selector, term_matches_pod
+from ..model.topology import NO_LABELS, required_anti_affinity_error, term_matches_pod
 from .topology_spread import SpreadFilterState, compute_filter_state
 
 if TYPE_CHECKING:
@@ -225,14 +225,9 @@ def anti_affinity_terms_failure(node_infos: Iterable[NodeInfo]) -> str | None:
         if info is None or info.node is None:
             return NODE_NOT_FOUND
         for existing in info.pods_with_affinity:
-            anti = existing.affinity.pod_anti_affinity if existing.affinity is not None else None
-            for term in anti.required if anti is not None else ():
-                if term.selector.selector is None:
-                    return term.selector.error or "invalid selector"
-                try:
-                    namespace_selector(existing, term)
-                except SelectorError as e:
-                    return str(e)
+            error = required_anti_affinity_error(existing)
+            if error is not None:
+                return error
     return None
 
 
@@ -254,7 +249,6 @@ class PredicateMetadataFactory:
         self.cluster = cluster
         self.producers: Mapping[str, MetadataProducer] = producers if producers is not None else {}
         self.topology_spread = topology_spread  # the cluster rules: PodTopologySpread's state is kept
-        self._failure: tuple[int, str | None] | None = None  # (cluster.affinity_generation, its failure)
 
     def get_metadata(self, pod: Pod | None, node_infos: Mapping[str, NodeInfo]) -> PredicateMetadata | None:
         """The pod's metadata, or None when it cannot be computed (null pod, null node, bad selector)."""
@@ -281,14 +275,11 @@ class PredicateMetadataFactory:
     __call__ = get_metadata
 
     def _terms_failure(self, node_infos: Mapping[str, NodeInfo]) -> str | None:
-        """:func:`anti_affinity_terms_failure`, kept for the cluster's own NodeInfos until what it reads changes
-        (``ClusterState.affinity_generation``); computed afresh for any other map (preemption's copies)."""
-        if node_infos is not self.cluster.node_infos:
-            return anti_affinity_terms_failure(node_infos.values())
-        generation = self.cluster.affinity_generation
-        if self._failure is None or self._failure[0] != generation:
-            self._failure = (generation, anti_affinity_terms_failure(node_infos.values()))
-        return self._failure[1]
+        """:func:`anti_affinity_terms_failure`; for the cluster's own NodeInfos, walked only when the cluster
+        knows there is a failure to name (``ClusterState.may_fail_anti_affinity_terms``)."""
+        if node_infos is self.cluster.node_infos and not self.cluster.may_fail_anti_affinity_terms:
+            return None
+        return anti_affinity_terms_failure(node_infos.values())
 
 
 def require_node(node_info: NodeInfo | None) -> Node:

@@ -191,9 +191,9 @@ def test_add_pod_appends_to_existing_entries() -> None:
 
 
 def test_the_cluster_wide_terms_check_follows_every_change_it_reads():
-    """The check that no NodeInfo lacks its node and no existing anti-affinity term is unparsable is kept for
-    the cluster's own NodeInfos between changes: adding and removing a pod with a bad term, a pod on an
-    unknown node and a node removed under its pods each change the answer at once."""
+    """The check that no NodeInfo lacks its node and no existing anti-affinity term is unparsable walks the
+    cluster's own NodeInfos only when the cluster has seen such a thing: adding and removing a pod with a bad
+    term, a pod on an unknown node and a node removed under its pods each change the answer at once."""
     cluster = make_cluster(NODES, [p("p1", "nodeA", SELECTOR1)])
     factory = PredicateMetadataFactory(cluster)
     assert factory.get_metadata(PENDING, cluster.node_infos) is not None
