@@ -171,10 +171,11 @@ class Daemon:
             )
         # Events and PodScheduled conditions are written in the background, each through its own client and
         # queue: a full event queue never costs a pod its condition.
-        self.writers = (BackgroundWriter("events", workers=2), BackgroundWriter("pod conditions", workers=2))
-        self.recorder = EventRecorder(self.event_rest, cfg.scheduler_name, self.writers[0],
-                                      observe=lambda result: self.metrics.events.labels(result=result).inc())
-        self.conditions = PodConditionUpdater(self.rest, self.writers[1],
+        self.event_writer = BackgroundWriter("events", workers=2)
+        self.condition_writer = BackgroundWriter("pod conditions", workers=2)
+        self.recorder = EventRecorder(self.event_rest, cfg.scheduler_name, self.event_writer,
+                                      observe=self.metrics.observe_event)
+        self.conditions = PodConditionUpdater(self.rest, self.condition_writer,
                                               still_pending=lambda pod: self.pending_pod(pod_key(pod)) is not None)
         # The FIFO's pods wait out 1.9's back-off in the requeuer; the priority queues take them back at once
         # (the three-queue form backs them off itself).
@@ -404,7 +405,7 @@ class Daemon:
     # -- run -------------------------------------------------------------------------------------
     def run(self) -> int:
         self.endpoints.start()
-        for writer in self.writers:
+        for writer in (self.event_writer, self.condition_writer):
             writer.start()
         self.requeuer.start()
         if isinstance(self.queue, ThreeQueuePriorityQueue):
@@ -454,7 +455,7 @@ class Daemon:
         self.queue.close()
         for reflector in self.reflectors:
             reflector.stop()
-        for writer in self.writers:
+        for writer in (self.event_writer, self.condition_writer):
             writer.stop(timeout=3.0)
         self.loop.shutdown()
         if self.preemptor is not None:

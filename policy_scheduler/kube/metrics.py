@@ -181,8 +181,7 @@ class SchedulerMetrics:
             self.policy_reloads.labels(result=result)
         for result in PREEMPTION_RESULTS:
             self.preemption_attempts.labels(result=result)
-        for result in EVENT_RESULTS:
-            self.events.labels(result=result)
+        self._event_series = {result: self.events.labels(result=result) for result in EVENT_RESULTS}
         self.api_server_reachable.set(1)  # until a failed request and a failed probe say otherwise
         # The Python counterparts of the Go binary's default process/go collectors.
         ProcessCollector(registry=r)
@@ -207,6 +206,10 @@ class SchedulerMetrics:
             )
         series[0].inc()
         series[1].observe(seconds)
+
+    def observe_event(self, result: str) -> None:
+        """One event's fate, one of :data:`EVENT_RESULTS` (the recorder's observer)."""
+        self._event_series[result].inc()
 
     def observe_extender_error(self, extender: str, verb: str, ignored: bool) -> None:
         """One failed extender call (the HTTP extenders' observer)."""

@@ -217,7 +217,7 @@ class RestClient:
     def probe(self, path: str, timeout: float) -> int:
         """The HTTP status of one GET of ``path`` (``/readyz``): outside the rate limiter and without the
         REST layer's retries (a probe is repeated anyway); raises ApiError when no reply arrives."""
-        headers = {"Accept": "text/plain", "User-Agent": self.user_agent, **self._authorization()}
+        headers = self._headers("text/plain", None)
         try:
             response = self.api.rest_client.pool_manager.request(
                 "GET", self.host + path, headers=headers, timeout=Timeout(connect=timeout, read=timeout),
