@@ -23,6 +23,7 @@ from ..model.node import Node
 from ..model.pod import Pod
 from ..model.topology import ALL_NAMESPACES, TermNamespaces
 from .affinity_terms import AffinityTermIndex
+from .row_cache import Compute, RowCache
 
 I64 = np.int64
 MAX_SELECTOR_COUNTS = 256  # per-node counts kept for this many (namespaces, selector) pairs at most
@@ -78,6 +79,8 @@ class NodeColumns:
         self._scalar_req: dict[str, np.ndarray] = {}
         # Node-only derived data, keyed by a signature; dropped whenever nodes change.
         self._node_cache: dict[Hashable, Any] = {}
+        # Data derived from the nodes' pods per class of incoming pods, updated on the rows that change.
+        self._pod_classes = RowCache(n)
         # Pod index.
         self._pods_by_namespace: dict[str, dict[str, Pod]] = defaultdict(dict)
         self._pods_by_label: dict[tuple[str, str, str], dict[str, Pod]] = defaultdict(dict)
@@ -116,6 +119,7 @@ class NodeColumns:
         self.pod_count[i] += sign
         for name, v in r.scalar.items():
             self.scalar_requested(name)[i] += sign * v
+        self._pod_classes.changed(i)
 
     def _index(self, pod: Pod) -> None:
         i = self.index.get(pod.node_name)
@@ -179,6 +183,11 @@ class NodeColumns:
         except KeyError:
             value = self._node_cache[key] = compute()
             return value
+
+    def per_pod_class(self, key: Hashable, compute: Compute) -> np.ndarray:
+        """``compute(rows)`` over every node for the class of incoming pods ``key``, from the resource columns and
+        pod counts only; kept up to date row by row as pods come and go (read-only: the cache's own array)."""
+        return self._pod_classes.get(key, compute)
 
     def per_node(self, key: Hashable, fn: Callable[[int], Any], dtype: Any, nodes: Iterable[int] | None = None,
                  default: Any = 0) -> np.ndarray:

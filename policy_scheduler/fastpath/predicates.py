@@ -56,10 +56,19 @@ def _resource_checks(pod: Pod, meta: Any, cols: NodeColumns) -> list[tuple[str, 
 
 
 def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
-    mask = _all(cols)
-    for _, want, used, cap in _resource_checks(pod, meta, cols):
-        mask &= cap >= want + used
-    return mask
+    request = meta.pod_request if meta is not None else pod.request
+    checks = _resource_checks(pod, meta, cols)
+
+    def fits(rows: slice | np.ndarray) -> Mask:
+        (_, want, used, cap), *others = checks  # the pod count first: always checked
+        mask = cap[rows] >= want + used[rows]
+        for _, want, used, cap in others:
+            mask &= cap[rows] >= want + used[rows]
+        return mask
+
+    key = (request.milli_cpu, request.memory, request.nvidia_gpu, request.ephemeral_storage,
+           tuple(sorted(request.scalar.items())))
+    return cols.per_pod_class(("PodFitsResources", key), fits)
 
 
 def pod_fits_resources_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> list[list[str]]:

@@ -40,14 +40,18 @@ def go_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
     return np.where(a < 0, -q, q)
 
 
-def _requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray):
+def _by_request(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray, score: Any) -> Scores:
+    """``score(cpu, memory, allocatable cpu, allocatable memory)`` on the candidates, the pod's non-zero
+    request added to each node's: computed once per request over every node and kept up to date by the
+    columns (a ReplicaSet's pods, or any pods asking the same, share it)."""
     request = non_zero_request(pod, meta)
-    return (
-        request.milli_cpu + cols.nonzero_cpu[idx],
-        request.memory + cols.nonzero_memory[idx],
-        cols.alloc_cpu[idx],
-        cols.alloc_memory[idx],
-    )
+    cpu, memory = request.milli_cpu, request.memory
+
+    def compute(rows: slice | np.ndarray) -> Scores:
+        return score(cpu + cols.nonzero_cpu[rows], memory + cols.nonzero_memory[rows],
+                     cols.alloc_cpu[rows], cols.alloc_memory[rows])
+
+    return cols.per_pod_class((score.__name__, cpu, memory), compute)[idx]
 
 
 def _unused(req: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -60,13 +64,11 @@ def _used(req: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return np.where((cap == 0) | (req > cap), 0, (req * MAX_PRIORITY) // safe)
 
 
-def least_requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
-    cpu, mem, cap_cpu, cap_mem = _requested(pod, meta, cols, idx)
+def _least_requested(cpu: np.ndarray, mem: np.ndarray, cap_cpu: np.ndarray, cap_mem: np.ndarray) -> Scores:
     return (_unused(cpu, cap_cpu) + _unused(mem, cap_mem)) // 2
 
 
-def most_requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
-    cpu, mem, cap_cpu, cap_mem = _requested(pod, meta, cols, idx)
+def _most_requested(cpu: np.ndarray, mem: np.ndarray, cap_cpu: np.ndarray, cap_mem: np.ndarray) -> Scores:
     return (_used(cpu, cap_cpu) + _used(mem, cap_mem)) // 2
 
 
@@ -75,12 +77,23 @@ def _fraction(req: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return np.where(cap == 0, 1.0, req.astype(F64) / safe)
 
 
-def balanced_resource_allocation(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
-    cpu, mem, cap_cpu, cap_mem = _requested(pod, meta, cols, idx)
+def _balanced(cpu: np.ndarray, mem: np.ndarray, cap_cpu: np.ndarray, cap_mem: np.ndarray) -> Scores:
     cpu_f = _fraction(cpu, cap_cpu)
     mem_f = _fraction(mem, cap_mem)
     score = ((1 - np.abs(cpu_f - mem_f)) * MAX_PRIORITY).astype(I64)
     return np.where((cpu_f >= 1) | (mem_f >= 1), 0, score)
+
+
+def least_requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
+    return _by_request(pod, meta, cols, idx, _least_requested)
+
+
+def most_requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
+    return _by_request(pod, meta, cols, idx, _most_requested)
+
+
+def balanced_resource_allocation(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
+    return _by_request(pod, meta, cols, idx, _balanced)
 
 
 def _normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
@@ -90,6 +103,15 @@ def _normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
         return np.full_like(scores, MAX_PRIORITY) if reverse else scores
     s = go_div(MAX_PRIORITY * scores, max_count)
     return MAX_PRIORITY - s if reverse else s
+
+
+def _among(rows: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which of the ascending ``rows`` are among the ascending candidates ``idx`` (a mask over ``rows``), and
+    their positions in ``idx``: a form whose score differs from a constant on a few rows only touches those."""
+    pos = np.searchsorted(idx, rows)
+    hit = pos < idx.size
+    hit[hit] = idx[pos[hit]] == rows[hit]
+    return hit, pos[hit]
 
 
 def _signature(value: Any) -> str:
@@ -116,25 +138,32 @@ def node_affinity(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Sc
 
 def taint_toleration(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
     tolerations = meta.pod_tolerations if isinstance(meta, PriorityMetadata) else prefer_no_schedule_tolerations(pod)
-    tainted = cols.node_cached("PreferNoScheduleTainted", lambda: [
+    tainted = cols.node_cached("PreferNoScheduleTainted", lambda: np.array([
         i for i, info in enumerate(cols.infos) if any(t.effect == "PreferNoSchedule" for t in info.taints)
-    ])
+    ], dtype=I64))
     infos = cols.infos
     counts = cols.per_node(("TaintTolerationPriority", tolerations),
                            lambda i: compute_taint_toleration_priority_map(pod, meta, infos[i]), I64, tainted, 0)
-    return _normalize(counts[idx], reverse=True)
+    # Untainted nodes count 0: after the reverse normalisation they score MAX_PRIORITY, as any node counting 0.
+    hit, pos = _among(tainted, idx)
+    scores = np.full(idx.size, MAX_PRIORITY, dtype=I64)
+    scores[pos] = _normalize(counts[tainted[hit]], reverse=True)  # their maximum is the candidates'
+    return scores
 
 
 def node_prefer_avoid_pods(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
-    annotated = cols.node_cached("PreferAvoidPodsAnnotated", lambda: [
+    annotated = cols.node_cached("PreferAvoidPodsAnnotated", lambda: np.array([
         i for i, node in enumerate(cols.nodes) if node.annotations.get("scheduler.alpha.kubernetes.io/preferAvoidPods")
-    ])
+    ], dtype=I64))
     ref = pod.controller_ref()
     key = ("NodePreferAvoidPodsPriority", None if ref is None else (ref.kind, ref.uid))
     infos = cols.infos
-    scores = cols.per_node(key, lambda i: calculate_node_prefer_avoid_pods_priority_map(pod, meta, infos[i]),
-                           I64, annotated, MAX_PRIORITY)
-    return scores[idx]
+    per_node = cols.per_node(key, lambda i: calculate_node_prefer_avoid_pods_priority_map(pod, meta, infos[i]),
+                             I64, annotated, MAX_PRIORITY)
+    hit, pos = _among(annotated, idx)
+    scores = np.full(idx.size, MAX_PRIORITY, dtype=I64)
+    scores[pos] = per_node[annotated[hit]]
+    return scores
 
 
 def _zone_ids(cols: NodeColumns, ga_labels: bool) -> tuple[np.ndarray, int]:
@@ -151,9 +180,13 @@ def _zone_ids(cols: NodeColumns, ga_labels: bool) -> tuple[np.ndarray, int]:
 
 
 def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores | None:
+    """The reference's score from each candidate's count of matching pods and its zone's. A candidate without
+    matching pods scores by its zone alone, so the form scores one such node per zone (and one without a zone)
+    and the nodes holding matching pods, and hands every candidate its zone's score or its own; the float
+    expressions are the reference's, element-wise."""
     if not isinstance(meta, PriorityMetadata):
         return None
-    counts = np.zeros(len(idx), dtype=I64)
+    rows = counts = np.zeros(0, dtype=I64)
     if meta.pod_selectors:
         matched: dict[str, Pod] = {}
         for selector in meta.pod_selectors:
@@ -161,24 +194,33 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
                 if p.deletion_timestamp is None:
                     matched[p.key] = p
         if matched:
-            per_node = np.bincount(cols.node_indices(matched.values()), minlength=len(cols.names))
-            counts = per_node[idx].astype(I64)
-    max_node = max(0, int(counts.max())) if counts.size else 0
+            rows, counts = np.unique(cols.node_indices(matched.values()), return_counts=True)
+            hit, _ = _among(rows, idx)
+            rows, counts = rows[hit], counts[hit].astype(I64)
     zone_ids, n_zones = _zone_ids(cols, pod.rules is Rules.CLUSTER)
-    zid = zone_ids[idx]
-    has_zone = zid >= 0
-    f = np.full(len(idx), float(MAX_PRIORITY), dtype=F64)
-    if max_node > 0:
-        f = float(MAX_PRIORITY) * ((max_node - counts).astype(F64) / float(max_node))
-    if has_zone.any():
-        zone_counts = np.bincount(zid[has_zone], weights=counts[has_zone].astype(F64), minlength=n_zones)
-        zone_counts = np.rint(zone_counts).astype(I64)
-        max_zone = max(0, int(zone_counts.max()))
+    if not rows.size:
+        return np.full(idx.size, MAX_PRIORITY, dtype=I64)  # every count 0: every score MAX_PRIORITY
+    max_node = int(counts.max())
+    zoned = zone_ids[rows] >= 0
+    zone_counts = np.rint(np.bincount(zone_ids[rows][zoned], weights=counts[zoned].astype(F64),
+                                      minlength=n_zones)).astype(I64)
+    max_zone = max(0, int(zone_counts.max())) if n_zones else 0
+
+    def score(count: np.ndarray, zone: np.ndarray) -> Scores:
+        f = float(MAX_PRIORITY) * ((max_node - count).astype(F64) / float(max_node))
+        has_zone = zone >= 0
         zone_score = np.full(int(has_zone.sum()), float(MAX_PRIORITY), dtype=F64)
         if max_zone > 0:
-            zone_score = float(MAX_PRIORITY) * ((max_zone - zone_counts[zid[has_zone]]).astype(F64) / float(max_zone))
+            zone_score = float(MAX_PRIORITY) * ((max_zone - zone_counts[zone[has_zone]]).astype(F64) / float(max_zone))
         f[has_zone] = (f[has_zone] * (1.0 - ZONE_WEIGHTING)) + (ZONE_WEIGHTING * zone_score)
-    return f.astype(I64)
+        return f.astype(I64)
+
+    # Per zone (the last entry: no zone), the score of a node holding no matching pod.
+    per_zone = score(np.zeros(n_zones + 1, dtype=I64), np.append(np.arange(n_zones, dtype=I64), -1))
+    slots = cols.node_cached(("ZoneSlots", pod.rules is Rules.CLUSTER), lambda: np.where(zone_ids >= 0, zone_ids, n_zones))
+    scores = per_zone[slots[idx]]
+    scores[np.searchsorted(idx, rows)] = score(counts, zone_ids[rows])
+    return scores
 
 
 def inter_pod_affinity(args: PluginFactoryArgs):
@@ -192,7 +234,7 @@ def inter_pod_affinity(args: PluginFactoryArgs):
         affinity = pod.affinity
         pod_affinity = affinity.pod_affinity if affinity is not None else None
         pod_anti = affinity.pod_anti_affinity if affinity is not None else None
-        counts = np.zeros(len(cols.names), dtype=I64)
+        counts: np.ndarray | int = 0  # an array once a term counts anywhere
         cluster = cols.cluster
         try:
             # The incoming pod's preferred terms, against every existing pod (namespaces resolved once).
@@ -218,6 +260,8 @@ def inter_pod_affinity(args: PluginFactoryArgs):
                 counts += cols.topology_sums(group.topology_key, per_node)
         except SelectorError:
             return None  # the reference raises PriorityError
+        if isinstance(counts, int):
+            return np.zeros(len(idx), dtype=I64)  # no term counts anywhere: every score 0
         c = counts[idx].astype(F64)
         max_count = max(0.0, float(c.max())) if c.size else 0.0
         min_count = min(0.0, float(c.min())) if c.size else 0.0
