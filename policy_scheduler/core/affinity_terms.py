@@ -39,6 +39,7 @@ class TermGroup:
     counts: np.ndarray  # int64, rows above, a column per node
     terms: list[int] = field(default_factory=lambda: [0, 0, 0])  # how many terms of each row (weights may be 0)
     namespace_selector: CompiledSelector | None = None
+    rows: dict[int, int] = field(default_factory=dict)  # node row -> terms counted there (its columns may be 0)
 
     def matches(self, pod: Pod, namespace_labels: Mapping[str, str]) -> bool:
         """Whether ``pod``, whose namespace has the labels ``namespace_labels``, matches the terms
@@ -86,6 +87,7 @@ class AffinityTermIndex:
                                                      namespace_selector=ns_selector)
             group.counts[row, node] += delta
             group.terms[row] += 1
+            group.rows[node] = group.rows.get(node, 0) + 1
             entries.append((key, node, row, delta))
 
     def remove(self, pod_key: str) -> None:
@@ -94,5 +96,8 @@ class AffinityTermIndex:
             group = self.groups[key]
             group.counts[row, node] -= delta
             group.terms[row] -= 1
+            left = group.rows.pop(node) - 1
+            if left:
+                group.rows[node] = left
             if not any(group.terms):
                 del self.groups[key]

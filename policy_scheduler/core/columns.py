@@ -12,7 +12,7 @@ cached pods' inter-pod affinity terms are counted per node by group (:mod:`.affi
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -86,6 +86,7 @@ class NodeColumns:
         self._pods_by_label: dict[tuple[str, str, str], dict[str, Pod]] = defaultdict(dict)
         self.affinity_terms = AffinityTermIndex(n)
         self._selector_counts: dict[tuple[Hashable, Selector], np.ndarray] = {}
+        self._selector_rows: dict[tuple[Hashable, Selector], dict[int, int]] = {}  # the counts' non-zero rows
         for pod in cluster.list_pods():
             self._index(pod)
         self.generation += 1
@@ -144,9 +145,15 @@ class NodeColumns:
             self._count_selectors(pod, i, -1)
 
     def _count_selectors(self, pod: Pod, i: int, sign: int) -> None:
-        for (namespaces, selector), counts in self._selector_counts.items():
+        for key, counts in self._selector_counts.items():
+            namespaces, selector = key
             if pod.namespace in namespaces and selector.matches(pod.labels):
                 counts[i] += sign
+                rows = self._selector_rows[key]
+                if counts[i]:
+                    rows[i] = int(counts[i])
+                else:
+                    del rows[i]
 
     # -- derived columns ------------------------------------------------------------------------
     def rows_of(self, nodes: list[Node]) -> np.ndarray | None:
@@ -239,10 +246,49 @@ class NodeColumns:
         if counts is None:
             if len(self._selector_counts) >= MAX_SELECTOR_COUNTS:
                 self._selector_counts.clear()
+                self._selector_rows.clear()
             pods = self.pods_matching(namespaces, selector)
             counts = np.bincount(self.node_indices(pods), minlength=len(self.names)).astype(I64)
             self._selector_counts[key] = counts
+            self._selector_rows[key] = {i: int(counts[i]) for i in np.flatnonzero(counts).tolist()}
         return counts
+
+    def matching_rows(self, namespaces: TermNamespaces, selector: Selector) -> np.ndarray:
+        """The ascending rows where :meth:`matching_counts` is not 0."""
+        counts = self.matching_counts(namespaces, selector)
+        key = (namespaces if namespaces is ALL_NAMESPACES else frozenset(namespaces), selector)
+        return self.nonzero_rows(self._selector_rows[key], counts)
+
+    def sparse_rows(self, rows: Mapping[int, int]) -> np.ndarray | slice:
+        """The ascending keys of ``rows`` (the rows where some per-node column may be non-zero) when they are
+        few, a sixteenth of the nodes at most; else every row (``slice(None)``), cheaper than sorting them."""
+        if len(rows) * 16 > len(self.names):
+            return slice(None)
+        return np.array(sorted(rows), dtype=I64)
+
+    def nonzero_rows(self, rows: Mapping[int, int], per_node: np.ndarray) -> np.ndarray:
+        """The ascending rows where ``per_node`` is not 0, knowing it can only be so on ``rows``' keys."""
+        candidates = self.sparse_rows(rows)
+        if isinstance(candidates, slice):
+            return np.flatnonzero(per_node)
+        return candidates[per_node[candidates] != 0]
+
+    def domain_sums(self, key: str, rows: np.ndarray | slice, per_node: np.ndarray) -> np.ndarray:
+        """Per value of label ``key``, in :meth:`topology_slots` order, the sum of the int64 ``per_node`` over
+        ``rows`` (the rows where it may be non-zero); the last entry, for nodes without the label, is 0."""
+        slots, n_values = self.topology_slots(key)
+        sums = np.rint(np.bincount(slots[rows], weights=per_node[rows], minlength=n_values + 1)).astype(I64)
+        sums[n_values] = 0
+        return sums
+
+    def topology_slots(self, key: str) -> tuple[np.ndarray, int]:
+        """Per node, the id of its value of label ``key`` (:meth:`topology`), or the number of values when it
+        has none; and that number."""
+        def compute() -> tuple[np.ndarray, int]:
+            ids, values = self.topology(key)
+            return np.where(ids >= 0, ids, len(values)), len(values)
+
+        return self.node_cached(("topology slots", key), compute)
 
     def node_indices(self, pods: Iterable[Pod]) -> np.ndarray:
         index = self.index

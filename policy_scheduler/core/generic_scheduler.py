@@ -668,7 +668,7 @@ class GenericScheduler:
             # No EqualPriority fallback when extenders score (upstream ``PrioritizeNodes``).
             return np.zeros(candidates.size, dtype=np.int64) if self.extenders else np.ones(candidates.size, dtype=np.int64)
         meta = self.priority_metadata_producer(pod, self.cluster.node_infos)
-        totals = np.zeros(candidates.size, dtype=np.int64)
+        totals: np.ndarray | int = 0
         nodes: list[Node] | None = None
         for config, form in zip(algorithms.prioritizers, algorithms.priority_forms):
             scores = form(pod, meta, cols, candidates) if form is not None else None
@@ -679,8 +679,8 @@ class GenericScheduler:
                     scores = np.array([hp.score for hp in self._run_priority(config, pod, meta, nodes)], dtype=np.int64)
                 except PriorityError:
                     return None
-            totals += config.weight * scores
-        return totals
+            totals += scores if config.weight == 1 else config.weight * scores  # the first: a new array
+        return totals if isinstance(totals, np.ndarray) else np.zeros(candidates.size, dtype=np.int64)
 
     def _run_priority(self, config: PriorityConfig, pod: Pod, meta: Any, nodes: list[Node]) -> list[HostPriority]:
         """One priority the reference way: map (+ reduce) over ``nodes``, or the legacy function."""

@@ -279,7 +279,8 @@ def inter_pod_affinity(checker: PodAffinityChecker):
                 return None  # metadata would have failed: not the state it was computed from
             if not group.topology_key:
                 return None  # the reference raises
-            mask &= ~cols.topology_mask(group.topology_key, np.flatnonzero(group.counts[REQUIRED_ANTI_AFFINITY]))
+            near = cols.nonzero_rows(group.rows, group.counts[REQUIRED_ANTI_AFFINITY])
+            mask &= ~cols.topology_mask(group.topology_key, near)
         if not pod.has_pod_affinity_constraints:
             return mask
         affinity = pod.affinity
@@ -290,16 +291,16 @@ def inter_pod_affinity(checker: PodAffinityChecker):
                         raise SelectorError("empty topology key")
                     selector = term.selector.get()
                     namespaces = term_namespaces(pod, term, cols.cluster.namespaces)  # resolved once per decision
-                    counts = cols.matching_counts(namespaces, selector)
+                    rows = cols.matching_rows(namespaces, selector)
                 except SelectorError:
                     if not anti:
                         return None  # the reference raises for these
                     mask[:] = False  # the reference swallows the error and fails every node
                     continue
-                near = cols.topology_mask(term.topology_key, np.flatnonzero(counts))
+                near = cols.topology_mask(term.topology_key, rows)
                 if anti:
                     mask &= ~near
-                elif counts.any():
+                elif rows.size:
                     mask &= near
                 elif not _pod_matches_own_term(pod, term, namespaces):
                     mask[:] = False

@@ -234,7 +234,11 @@ def inter_pod_affinity(args: PluginFactoryArgs):
         affinity = pod.affinity
         pod_affinity = affinity.pod_affinity if affinity is not None else None
         pod_anti = affinity.pod_anti_affinity if affinity is not None else None
-        counts: np.ndarray | int = 0  # an array once a term counts anywhere
+        sums: dict[str, np.ndarray] = {}  # per topology key, the counts per domain (topology_slots order)
+
+        def add(key: str, domain_counts: np.ndarray) -> None:
+            sums[key] = sums[key] + domain_counts if key in sums else domain_counts
+
         cluster = cols.cluster
         try:
             # The incoming pod's preferred terms, against every existing pod (namespaces resolved once).
@@ -243,8 +247,10 @@ def inter_pod_affinity(args: PluginFactoryArgs):
                     selector = weighted.term.selector.get()
                     namespaces = term_namespaces(pod, weighted.term, cluster.namespaces)
                     if weighted.term.topology_key:
-                        matching = cols.matching_counts(namespaces, selector)
-                        counts += weighted.weight * sign * cols.topology_sums(weighted.term.topology_key, matching)
+                        key = weighted.term.topology_key
+                        rows = cols.matching_rows(namespaces, selector)
+                        matching = cols.domain_sums(key, rows, cols.matching_counts(namespaces, selector))
+                        add(key, weighted.weight * sign * matching)
             # Existing pods' terms that the incoming pod matches (required affinity ones only with a positive
             # symmetric weight: upstream does not look at them otherwise); a namespaceSelector is matched against
             # the labels of the incoming pod's namespace.
@@ -254,19 +260,31 @@ def inter_pod_affinity(args: PluginFactoryArgs):
                 if (not (required or group.terms[PREFERRED]) or not group.matches(pod, namespace_labels)
                         or not group.topology_key):
                     continue
+                rows = cols.sparse_rows(group.rows)
                 per_node = group.counts[PREFERRED]
                 if required:
                     per_node = per_node + hard_weight * group.counts[REQUIRED_AFFINITY]
-                counts += cols.topology_sums(group.topology_key, per_node)
+                add(group.topology_key, cols.domain_sums(group.topology_key, rows, per_node))
         except SelectorError:
             return None  # the reference raises PriorityError
-        if isinstance(counts, int):
+        if not sums or not idx.size:
             return np.zeros(len(idx), dtype=I64)  # no term counts anywhere: every score 0
-        c = counts[idx].astype(F64)
-        max_count = max(0.0, float(c.max())) if c.size else 0.0
-        min_count = min(0.0, float(c.min())) if c.size else 0.0
+        if len(sums) == 1:
+            # One topology key: a candidate's count is its domain's; score the domains holding candidates.
+            ((key, per_domain),) = sums.items()
+            slots, n_values = cols.topology_slots(key)
+            at = slots[idx]
+            c = per_domain.astype(F64)
+            present = c[np.bincount(at, minlength=n_values + 1) > 0]
+        else:
+            at = None
+            c = sum(per_domain[cols.topology_slots(key)[0][idx]] for key, per_domain in sums.items()).astype(F64)
+            present = c
+        max_count = max(0.0, float(present.max()))
+        min_count = min(0.0, float(present.min()))
         if max_count - min_count > 0:
-            return (float(MAX_PRIORITY) * ((c - min_count) / (max_count - min_count))).astype(I64)
+            scores = (float(MAX_PRIORITY) * ((c - min_count) / (max_count - min_count))).astype(I64)
+            return scores if at is None else scores[at]
         return np.zeros(len(idx), dtype=I64)
 
     return form
