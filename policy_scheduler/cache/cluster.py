@@ -50,6 +50,9 @@ class ClusterState:
         # Bumped by every change of a PV, claim, StorageClass or CSINode (assumptions included): what is
         # derived from them may be cached until it changes.
         self.volume_generation = 0
+        # Bumped by every change of a Service, RC, ReplicaSet or StatefulSet: the selectors matching a set of
+        # labels may be cached until it changes.
+        self.workload_generation = 0
         # What makes the predicates' metadata unavailable whatever the incoming pod (``getMatchingAntiAffinityTerms``
         # failing): NodeInfos without a node (pods on a node the cache does not have), and cached pods with a
         # required anti-affinity term that cannot be evaluated. Kept as they change, so that the check over
@@ -160,15 +163,19 @@ class ClusterState:
 
     # -- workload listers ------------------------------------------------------------------------
     def add_service(self, svc: Service) -> None:
+        self.workload_generation += 1
         self.services[svc.namespace].append(svc)
 
     def add_replication_controller(self, rc: ReplicationController) -> None:
+        self.workload_generation += 1
         self.replication_controllers[rc.namespace].append(rc)
 
     def add_replica_set(self, rs: LabelSelectedController) -> None:
+        self.workload_generation += 1
         self.replica_sets[rs.namespace].append(rs)
 
     def add_stateful_set(self, ss: LabelSelectedController) -> None:
+        self.workload_generation += 1
         self.stateful_sets[ss.namespace].append(ss)
 
     def _namespaced(self, kind: str) -> dict[str, list]:
@@ -179,6 +186,7 @@ class ClusterState:
 
     def put_namespaced(self, kind: str, obj: Service | ReplicationController | LabelSelectedController) -> None:
         """Add or replace (same namespace and name, keeping its place) a Service, RC, ReplicaSet or StatefulSet."""
+        self.workload_generation += 1
         bucket = self._namespaced(kind)[obj.namespace]
         for i, existing in enumerate(bucket):
             if existing.name == obj.name:
@@ -187,6 +195,7 @@ class ClusterState:
         bucket.append(obj)
 
     def remove_namespaced(self, kind: str, namespace: str, name: str) -> None:
+        self.workload_generation += 1
         bucket = self._namespaced(kind).get(namespace)
         if bucket:
             bucket[:] = [o for o in bucket if o.name != name]

@@ -84,6 +84,7 @@ class NodeColumns:
         # Pod index.
         self._pods_by_namespace: dict[str, dict[str, Pod]] = defaultdict(dict)
         self._pods_by_label: dict[tuple[str, str, str], dict[str, Pod]] = defaultdict(dict)
+        self.terminating = 0  # indexed pods with a deletion timestamp
         self.affinity_terms = AffinityTermIndex(n)
         self._selector_counts: dict[tuple[Hashable, Selector], np.ndarray] = {}
         self._selector_rows: dict[tuple[Hashable, Selector], dict[int, int]] = {}  # the counts' non-zero rows
@@ -128,6 +129,8 @@ class NodeColumns:
             return
         key = pod.key
         self._pods_by_namespace[pod.namespace][key] = pod
+        if pod.deletion_timestamp is not None:
+            self.terminating += 1
         for k, v in pod.labels.items():
             self._pods_by_label[(pod.namespace, k, v)][key] = pod
         if pod.has_pod_affinity_constraints:
@@ -136,7 +139,9 @@ class NodeColumns:
 
     def _unindex(self, pod: Pod) -> None:
         key = pod.key
-        self._pods_by_namespace.get(pod.namespace, {}).pop(key, None)
+        indexed = self._pods_by_namespace.get(pod.namespace, {}).pop(key, None)
+        if indexed is not None and indexed.deletion_timestamp is not None:
+            self.terminating -= 1
         for k, v in pod.labels.items():
             self._pods_by_label.get((pod.namespace, k, v), {}).pop(key, None)
         self.affinity_terms.remove(key)

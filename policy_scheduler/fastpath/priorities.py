@@ -187,7 +187,17 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
     if not isinstance(meta, PriorityMetadata):
         return None
     rows = counts = np.zeros(0, dtype=I64)
-    if meta.pod_selectors:
+    distinct = set(meta.pod_selectors)
+    if len(distinct) == 1 and not cols.terminating:
+        # One selector (a Service and its RC often select alike) and no terminating pod to leave out: the
+        # columns keep its per-node counts.
+        (selector,) = distinct
+        namespaces = (pod.namespace,)
+        rows = cols.matching_rows(namespaces, selector)
+        hit, _ = _among(rows, idx)
+        rows = rows[hit]
+        counts = cols.matching_counts(namespaces, selector)[rows]
+    elif meta.pod_selectors:
         matched: dict[str, Pod] = {}
         for selector in meta.pod_selectors:
             for p in cols.pods_matching((pod.namespace,), selector):

@@ -84,11 +84,29 @@ def get_selectors(pod: Pod, cluster: ClusterState, services_only: bool = False) 
     return tuple(selectors)
 
 
+MAX_CACHED_SELECTORS = 4096  # label sets whose selectors are kept at most
+
+
 class PriorityMetadataFactory:
     """``PriorityMetadataFactory``: produces :class:`PriorityMetadata` from the cluster's listers."""
 
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
+        # The selectors matching a namespace and set of labels (they depend on nothing else of the pod), while
+        # the Services and controllers stay as they are: a ReplicaSet's pods look them up once.
+        self._selectors: dict[tuple[str, frozenset[tuple[str, str]]], tuple[Selector, ...]] = {}
+        self._generation = -1
+
+    def selectors(self, pod: Pod) -> tuple[Selector, ...]:
+        """:func:`get_selectors` for ``pod``, cached by namespace and labels."""
+        if self._generation != self.cluster.workload_generation or len(self._selectors) >= MAX_CACHED_SELECTORS:
+            self._selectors.clear()
+            self._generation = self.cluster.workload_generation
+        key = (pod.namespace, frozenset(pod.labels.items()))
+        selectors = self._selectors.get(key)
+        if selectors is None:
+            selectors = self._selectors[key] = get_selectors(pod, self.cluster)
+        return selectors
 
     def get_metadata(self, pod: Pod | None, node_infos: Mapping[str, NodeInfo] | None = None) -> PriorityMetadata | None:
         """``PriorityMetadata(pod, nodeNameToInfo)``; None for a None pod. ``node_infos`` is unused."""
@@ -98,7 +116,7 @@ class PriorityMetadataFactory:
             non_zero_request=non_zero_request(pod, None),
             pod_tolerations=prefer_no_schedule_tolerations(pod),
             affinity=pod.affinity,
-            pod_selectors=get_selectors(pod, self.cluster),
+            pod_selectors=self.selectors(pod),
         )
 
     __call__ = get_metadata
