@@ -24,9 +24,9 @@ from ..model.pod import Pod
 from ..model.topology import ALL_NAMESPACES, TermNamespaces
 from .affinity_terms import AffinityTermIndex
 from .row_cache import Compute, RowCache
+from .selector_counts import SelectorCounts, selector_key
 
 I64 = np.int64
-MAX_SELECTOR_COUNTS = 256  # per-node counts kept for this many (namespaces, selector) pairs at most
 
 
 class NodeColumns:
@@ -86,8 +86,7 @@ class NodeColumns:
         self._pods_by_label: dict[tuple[str, str, str], dict[str, Pod]] = defaultdict(dict)
         self.terminating = 0  # indexed pods with a deletion timestamp
         self.affinity_terms = AffinityTermIndex(n)
-        self._selector_counts: dict[tuple[Hashable, Selector], np.ndarray] = {}
-        self._selector_rows: dict[tuple[Hashable, Selector], dict[int, int]] = {}  # the counts' non-zero rows
+        self._selector_counts = SelectorCounts()
         for pod in cluster.list_pods():
             self._index(pod)
         self.generation += 1
@@ -135,7 +134,7 @@ class NodeColumns:
             self._pods_by_label[(pod.namespace, k, v)][key] = pod
         if pod.has_pod_affinity_constraints:
             self.affinity_terms.add(pod, i)
-        self._count_selectors(pod, i, 1)
+        self._selector_counts.pod_changed(pod, i, 1)
 
     def _unindex(self, pod: Pod) -> None:
         key = pod.key
@@ -147,18 +146,7 @@ class NodeColumns:
         self.affinity_terms.remove(key)
         i = self.index.get(pod.node_name)
         if i is not None:
-            self._count_selectors(pod, i, -1)
-
-    def _count_selectors(self, pod: Pod, i: int, sign: int) -> None:
-        for key, counts in self._selector_counts.items():
-            namespaces, selector = key
-            if pod.namespace in namespaces and selector.matches(pod.labels):
-                counts[i] += sign
-                rows = self._selector_rows[key]
-                if counts[i]:
-                    rows[i] = int(counts[i])
-                else:
-                    del rows[i]
+            self._selector_counts.pod_changed(pod, i, -1)
 
     # -- derived columns ------------------------------------------------------------------------
     def rows_of(self, nodes: list[Node]) -> np.ndarray | None:
@@ -246,23 +234,14 @@ class NodeColumns:
     def matching_counts(self, namespaces: TermNamespaces, selector: Selector) -> np.ndarray:
         """Per node, how many of :meth:`pods_matching`'s pods it holds; kept up to date from the first call on
         (read-only: the array is the index's own)."""
-        key = (namespaces if namespaces is ALL_NAMESPACES else frozenset(namespaces), selector)
-        counts = self._selector_counts.get(key)
-        if counts is None:
-            if len(self._selector_counts) >= MAX_SELECTOR_COUNTS:
-                self._selector_counts.clear()
-                self._selector_rows.clear()
-            pods = self.pods_matching(namespaces, selector)
-            counts = np.bincount(self.node_indices(pods), minlength=len(self.names)).astype(I64)
-            self._selector_counts[key] = counts
-            self._selector_rows[key] = {i: int(counts[i]) for i in np.flatnonzero(counts).tolist()}
-        return counts
+        key = selector_key(namespaces, selector)
+        return self._selector_counts.counts(key, lambda: self.node_indices(self.pods_matching(namespaces, selector)),
+                                            len(self.names))
 
     def matching_rows(self, namespaces: TermNamespaces, selector: Selector) -> np.ndarray:
         """The ascending rows where :meth:`matching_counts` is not 0."""
         counts = self.matching_counts(namespaces, selector)
-        key = (namespaces if namespaces is ALL_NAMESPACES else frozenset(namespaces), selector)
-        return self.nonzero_rows(self._selector_rows[key], counts)
+        return self.nonzero_rows(self._selector_counts.rows(selector_key(namespaces, selector)), counts)
 
     def sparse_rows(self, rows: Mapping[int, int]) -> np.ndarray | slice:
         """The ascending keys of ``rows`` (the rows where some per-node column may be non-zero) when they are

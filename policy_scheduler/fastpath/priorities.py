@@ -108,7 +108,7 @@ def _normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
 def _among(rows: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Which of the ascending ``rows`` are among the ascending candidates ``idx`` (a mask over ``rows``), and
     their positions in ``idx``: a form whose score differs from a constant on a few rows only touches those."""
-    pos = np.searchsorted(idx, rows)
+    pos = idx.searchsorted(rows)
     hit = pos < idx.size
     hit[hit] = idx[pos[hit]] == rows[hit]
     return hit, pos[hit]
@@ -229,7 +229,7 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
     per_zone = score(np.zeros(n_zones + 1, dtype=I64), np.append(np.arange(n_zones, dtype=I64), -1))
     slots = cols.node_cached(("ZoneSlots", pod.rules is Rules.CLUSTER), lambda: np.where(zone_ids >= 0, zone_ids, n_zones))
     scores = per_zone[slots[idx]]
-    scores[np.searchsorted(idx, rows)] = score(counts, zone_ids[rows])
+    scores[idx.searchsorted(rows)] = score(counts, zone_ids[rows])
     return scores
 
 
