@@ -49,44 +49,44 @@ ALL_ALGORITHMS = {
 
 
 @st.composite
-def nodes(draw):
-    count = draw(st.integers(1, 7))
-    out = []
-    for i in range(count):
-        name = f"node-{i}"
-        labels = {HOSTNAME: name}
-        if draw(st.booleans()):
-            labels[ZONE] = draw(st.sampled_from(["z1", "z2", "z3"]))
-        if draw(st.booleans()):
-            labels[REGION] = draw(st.sampled_from(["r1", "r2"]))
-        if draw(st.integers(0, 2)) == 0:
-            labels[GA_ZONE] = draw(st.sampled_from(["z1", "z2", "z4"]))
-        if draw(st.booleans()):
-            labels["rack"] = draw(st.sampled_from(["k1", "k2"]))
-        if draw(st.booleans()):
-            labels["disktype"] = draw(st.sampled_from(["ssd", "hdd"]))
-        taints = draw(st.lists(st.fixed_dictionaries({
-            "key": st.sampled_from(["dedicated", "flaky"]), "value": st.sampled_from(["x", "y"]),
-            "effect": st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])}), max_size=2))
-        conditions = [{"type": "Ready", "status": draw(st.sampled_from(["True", "True", "True", "False"]))}]
-        for ctype in ("MemoryPressure", "DiskPressure"):
-            if draw(st.integers(0, 4)) == 0:
-                conditions.append({"type": ctype, "status": "True"})
-        annotations = {}
-        if draw(st.integers(0, 3)) == 0:
-            annotations["scheduler.alpha.kubernetes.io/preferAvoidPods"] = json.dumps({"preferAvoidPods": [
-                {"podSignature": {"podController": {"kind": "ReplicaSet", "uid": "rs-a", "name": "rs-a"}}}]})
-        out.append({
-            "metadata": {"name": name, "labels": labels, "annotations": annotations},
-            "spec": {"taints": taints, "unschedulable": draw(st.integers(0, 9)) == 0},
-            "status": {
-                "allocatable": {"cpu": f"{draw(st.integers(0, 8)) * 500}m", "memory": str(draw(st.integers(0, 8)) * 2**29),
-                                "pods": str(draw(st.integers(0, 6))), "example.com/foo": str(draw(st.integers(0, 2)))},
-                "conditions": conditions,
-                "images": [{"names": ["nginx:1"], "sizeBytes": draw(st.integers(0, 2000)) * 2**20}],
-            },
-        })
-    return out
+def nodes(draw, min_count=1, max_count=7):
+    return [draw(node(f"node-{i}")) for i in range(draw(st.integers(min_count, max_count)))]
+
+
+@st.composite
+def node(draw, name):
+    labels = {HOSTNAME: name}
+    if draw(st.booleans()):
+        labels[ZONE] = draw(st.sampled_from(["z1", "z2", "z3"]))
+    if draw(st.booleans()):
+        labels[REGION] = draw(st.sampled_from(["r1", "r2"]))
+    if draw(st.integers(0, 2)) == 0:
+        labels[GA_ZONE] = draw(st.sampled_from(["z1", "z2", "z4"]))
+    if draw(st.booleans()):
+        labels["rack"] = draw(st.sampled_from(["k1", "k2"]))
+    if draw(st.booleans()):
+        labels["disktype"] = draw(st.sampled_from(["ssd", "hdd"]))
+    taints = draw(st.lists(st.fixed_dictionaries({
+        "key": st.sampled_from(["dedicated", "flaky"]), "value": st.sampled_from(["x", "y"]),
+        "effect": st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])}), max_size=2))
+    conditions = [{"type": "Ready", "status": draw(st.sampled_from(["True", "True", "True", "False"]))}]
+    for ctype in ("MemoryPressure", "DiskPressure"):
+        if draw(st.integers(0, 4)) == 0:
+            conditions.append({"type": ctype, "status": "True"})
+    annotations = {}
+    if draw(st.integers(0, 3)) == 0:
+        annotations["scheduler.alpha.kubernetes.io/preferAvoidPods"] = json.dumps({"preferAvoidPods": [
+            {"podSignature": {"podController": {"kind": "ReplicaSet", "uid": "rs-a", "name": "rs-a"}}}]})
+    return {
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": {"taints": taints, "unschedulable": draw(st.integers(0, 9)) == 0},
+        "status": {
+            "allocatable": {"cpu": f"{draw(st.integers(0, 8)) * 500}m", "memory": str(draw(st.integers(0, 8)) * 2**29),
+                            "pods": str(draw(st.integers(0, 6))), "example.com/foo": str(draw(st.integers(0, 2)))},
+            "conditions": conditions,
+            "images": [{"names": ["nginx:1"], "sizeBytes": draw(st.integers(0, 2000)) * 2**20}],
+        },
+    }
 
 
 def _term(draw):

@@ -1,0 +1,124 @@
+"""Property test: the vectorised path's incremental state decides as the reference over long histories.
+
+The vectorised path keeps state between decisions (per-request classes of resource verdicts and scores
+updated on the rows pods change, per-selector counts and their non-zero rows, term groups' rows, the
+selectors matching a set of labels). Hypothesis draws histories that exercise it: runs of identical pods
+(a ReplicaSet's: one template, names apart), deletions of placed pods, node additions, updates and
+removals, and Services added, in any order; clusters are large enough (8 to 40 nodes) for the forms' sparse
+paths to be taken. Every pod's host or error must agree with the reference path's, and on every pod each
+form must equal its reference function, the priorities over a random subset of candidates as well.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from policy_scheduler.errors import PriorityError
+from policy_scheduler.fastpath import priority_form
+from policy_scheduler.model.node import Node
+from policy_scheduler.model.pod import Pod
+from policy_scheduler.model.workloads import Service
+from policy_scheduler.priorities.metadata import get_selectors
+
+from .test_vectorized_equivalence import (
+    build,
+    build_cluster,
+    check_forms_against_reference,
+    node,
+    nodes,
+    outcome,
+    pods,
+)
+
+
+@st.composite
+def histories(draw):
+    node_list = draw(nodes(min_count=8, max_count=40))
+    names = [n["metadata"]["name"] for n in node_list]
+    existing = [draw(pods(f"existing-{i}", bound_to=draw(st.sampled_from(names)))) for i in range(draw(st.integers(0, 12)))]
+    templates = [draw(pods(f"template-{j}")) for j in range(2)]  # runs share them: one workload's pods return
+    steps = []
+    for s in range(draw(st.integers(2, 7))):
+        kind = draw(st.sampled_from(["run", "run", "run", "delete", "node", "remove-node", "service"]))
+        if kind == "run":
+            steps.append(("run", f"run-{s}", draw(st.sampled_from(templates)), draw(st.integers(2, 10))))
+        elif kind == "delete":
+            steps.append(("delete", draw(st.integers(1, 4))))
+        elif kind == "node":  # a changed node, or a new one
+            steps.append(("node", draw(node(draw(st.sampled_from([*names, f"node-new-{s}"]))))))
+        elif kind == "remove-node":
+            steps.append(("remove-node", draw(st.sampled_from(names))))
+        else:
+            meta = draw(st.sampled_from(templates))["metadata"]  # a Service over one of the runs' pods, or more
+            app = meta["labels"]["app"]
+            selector = draw(st.sampled_from([{"app": app}, {"tier": "web"}, {"app": app, "tier": "web"}]))
+            steps.append(("service", selector, meta["namespace"]))
+    return node_list, existing, steps, draw(st.randoms(use_true_random=False))
+
+
+def check_priorities_on_candidates(scheduler, pod, candidates):
+    """Each priority form over ``candidates`` equals the reference map and reduce over those nodes; the metadata's
+    selectors are those the listers give now."""
+    cols = scheduler.columns
+    pmeta = scheduler.priority_metadata_producer(pod, scheduler.cluster.node_infos)
+    assert pmeta.pod_selectors == get_selectors(pod, scheduler.cluster)  # the cached ones are today's
+    subset = [cols.nodes[int(i)] for i in candidates]
+    for config in scheduler.algorithms_for(pod).prioritizers:
+        form = priority_form(config)
+        scores = form(pod, pmeta, cols, candidates) if form else None
+        if scores is None:
+            continue
+        try:
+            want = [hp.score for hp in scheduler._run_priority(config, pod, pmeta, subset)]
+        except PriorityError:
+            raise AssertionError(f"{config.name}: form answered where the reference errors") from None
+        assert list(scores) == want, (config.name, candidates.tolist(), list(scores), want)
+
+
+def replay(step, fast, reference):
+    """Apply one non-scheduling step to both schedulers' clusters."""
+    kind = step[0]
+    for scheduler in (fast, reference):
+        cluster = scheduler.cluster
+        if kind == "delete":
+            for pod in list(cluster.list_pods())[-step[1]:]:
+                cluster.remove_pod(pod)
+        elif kind == "node":
+            cluster.add_node(Node(copy.deepcopy(step[1])))
+        elif kind == "remove-node":
+            cluster.remove_node(step[1])
+        elif kind == "service":
+            _, selector, namespace = step
+            name = f"svc-{len(cluster.services[namespace])}"
+            cluster.add_service(Service.from_dict({"metadata": {"name": name, "namespace": namespace},
+                                                   "spec": {"selector": selector}}))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(histories(), st.sampled_from(["DefaultProvider", "all"]))
+def test_incremental_state_decides_as_the_reference(history, kind):
+    node_list, existing, steps, rng = history
+    fast = build(kind, build_cluster(node_list, existing), vectorized=True)
+    reference = build(kind, build_cluster(node_list, existing), vectorized=False)
+    for step in steps:
+        if step[0] != "run":
+            replay(step, fast, reference)
+            continue
+        _, run, template, count = step
+        for k in range(count):
+            raw = copy.deepcopy(template)
+            raw["metadata"]["name"] = f"{run}-{k}"
+            raw["metadata"]["uid"] = f"uid-{raw['metadata']['name']}"
+            pod = Pod(raw)
+            fast.columns.refresh()
+            check_forms_against_reference(fast, pod)
+            rows = len(fast.columns.names)
+            if rows:
+                candidates = np.array(sorted(rng.sample(range(rows), rng.randint(1, rows))), dtype=np.int64)
+                check_priorities_on_candidates(fast, pod, candidates)
+            assert outcome(fast, pod) == outcome(reference, pod), pod.ref
+            assert fast.last_node_index == reference.last_node_index
