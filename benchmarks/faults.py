@@ -804,6 +804,10 @@ def modern_config(kubeconfig: str, leader_elect: bool, json_only: bool,
             "profiles": [{"schedulerName": MODERN_SCHEDULER_NAME}]}
 
 
+#: Per-pod phases of ours, and the histogram (``scheduler_<name>_latency_microseconds``) each is read from.
+PHASES = {"decision_ms_mean": "scheduling_algorithm", "bind_ms_mean": "binding", "e2e_ms_mean": "e2e_scheduling"}
+
+
 @dataclass
 class SchedulerProcess:
     kind: str  # ours | modern
@@ -830,6 +834,19 @@ class SchedulerProcess:
         """Ours: ``scheduler_pending_pods`` by queue, from its /metrics ({} if it does not answer)."""
         return {m.group(1): float(m.group(2)) for m in
                 re.finditer(r'^scheduler_pending_pods\{queue="([^"]+)"\} (\S+)$', self.metrics_text(), re.M)}
+
+    def phase_means_ms(self) -> dict[str, float | None]:
+        """Ours: the mean per pod, in ms, of its decision (``scheduler_scheduling_algorithm_latency_microseconds``),
+        its bind request (``scheduler_binding_latency_microseconds``) and both with what lies between
+        (``scheduler_e2e_scheduling_latency_microseconds``), from its /metrics (None where it does not answer)."""
+        text = self.metrics_text()
+        out: dict[str, float | None] = {}
+        for name, metric in PHASES.items():
+            total = re.search(rf"^scheduler_{metric}_latency_microseconds_sum (\S+)$", text, re.M)
+            count = re.search(rf"^scheduler_{metric}_latency_microseconds_count (\S+)$", text, re.M)
+            n = float(count.group(1)) if count else 0.0
+            out[name] = round(float(total.group(1)) / n / 1000, 3) if total and n else None
+        return out
 
     def healthy(self) -> bool:
         """Ours: /healthz 200 (its informers synced). Modern (no port served): with leader election, its

@@ -43,6 +43,10 @@ error):
   watch's event; nearest rank).
 - ``creator_pods_per_second``: measured pods / (last create - first create), the creators' own rate: above the
   scheduler's, it shows that the pods came faster than either scheduler took them.
+- ``decision_ms_mean`` / ``bind_ms_mean`` / ``e2e_ms_mean`` (ours only: the modern one serves no port here):
+  the mean per pod of its decision, of its bind request, and of both with what lies between, from its own
+  histograms scraped just before it is stopped (init pods included in a stream run; the phases, beside
+  ``seconds_to_first_bind``, show where the next bottleneck is).
 - ``peak_rss_mb``: the scheduler's peak resident set (``VmHWM``) just before it is stopped; the sum over its
   process group's processes if it has children (``peak_rss_of`` says which; ``peak_rss_group_max_mb``).
 - the placement checks, counts from the Node and Pod objects read back at the end (each should be 0):
@@ -121,6 +125,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 from benchmarks.daemon_throughput import SCHEDULER_NAME, create_all, ensure_namespaces, vm_hwm_mb  # noqa: E402
 from benchmarks.faults import (  # noqa: E402
     MODERN_SCHEDULER_NAME,
+    PHASES,
     RUN_ERRORS,
     SCHEDULERS,
     SERVERS,
@@ -831,6 +836,7 @@ class PerfRun:
         assert watch is not None and creators is not None
         scheduler = self.schedulers[-1]
         peaks = group_peak_rss(scheduler.child.pid) if scheduler.child.alive() else []
+        phases = scheduler.phase_means_ms() if scheduler.kind == "ours" else dict.fromkeys(PHASES)
         codes = {s.child.name: s.child.stop() for s in self.schedulers}
         if not creators.done:
             creators.join(args.timeout)
@@ -855,6 +861,7 @@ class PerfRun:
                 round(len(binds) / (binds[-1] - start), 1) if binds and binds[-1] > start else None,
             "seconds_to_first_bind": round(binds[0] - start, 3) if binds else None,
             "seconds_first_to_last_bind": round(span, 3),
+            **phases,
             "p50_ms": round(percentile_ms(latencies, 50), 1) if stream and latencies else None,
             "p99_ms": round(percentile_ms(latencies, 99), 1) if stream and latencies else None,
             "creator_pods_per_second": creators.rate(), "creators": args.creators,

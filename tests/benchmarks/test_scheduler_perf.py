@@ -320,6 +320,10 @@ def test_scheduler_perf_tiny(workload: str, mode: str, extra: tuple[str, ...], c
         assert r["ended"] == "bound"
         assert all(r[check] == 0 for check in CHECKS) and r["failed_checks"] == [], r
         assert (r["p50_ms"] is not None) == (mode == "stream")
+        for phase in ("decision_ms_mean", "bind_ms_mean", "e2e_ms_mean"):  # ours' own histograms
+            assert (r[phase] is not None and r[phase] > 0) == (r["scheduler"] == "ours"), (phase, r)
+        if r["scheduler"] == "ours":
+            assert r["decision_ms_mean"] < r["e2e_ms_mean"] and r["bind_ms_mean"] < r["e2e_ms_mean"], r
         if workload == "PreemptionBasic":
             assert r["victims"] == 3 * r["measured_pods"], r  # 4 low pods per node, 3 make room
         if workload == "TopologySpreading":
