@@ -75,10 +75,14 @@ class _Domains:
 
     def matching_rows(self, selector: Selector) -> np.ndarray:
         """The node rows of the matching pods (the pod's namespace, not being deleted), one per pod."""
-        pods = [p for p in self.cols.pods_matching((self.pod.namespace,), selector) if p.deletion_timestamp is None]
+        cols, namespaces = self.cols, (self.pod.namespace,)
+        if not cols.terminating:  # the columns' counts, kept up to date, hold exactly these pods
+            rows = cols.matching_rows(namespaces, selector)
+            return np.repeat(rows, cols.matching_counts(namespaces, selector)[rows])
+        pods = [p for p in cols.pods_matching(namespaces, selector) if p.deletion_timestamp is None]
         if not pods:
             return np.zeros(0, dtype=I64)
-        return self.cols.node_indices(pods)
+        return cols.node_indices(pods)
 
 
 def filter_form(cluster_rules: bool):
