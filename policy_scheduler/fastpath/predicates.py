@@ -37,7 +37,13 @@ Mask = np.ndarray
 
 
 def _all(cols: NodeColumns) -> Mask:
-    return np.ones(len(cols.names), dtype=bool)
+    """Every node fits (read-only: one array per node set, as most predicates answer for most pods)."""
+    def every_node() -> Mask:
+        mask = np.ones(len(cols.names), dtype=bool)
+        mask.flags.writeable = False
+        return mask
+
+    return cols.node_cached("every node", every_node)
 
 
 def _resource_checks(pod: Pod, meta: Any, cols: NodeColumns) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
@@ -96,9 +102,9 @@ def pod_fits_host(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
 
 
 def pod_fits_host_ports(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
-    mask = _all(cols)
     if not pod.host_ports:
-        return mask
+        return _all(cols)
+    mask = np.ones(len(cols.names), dtype=bool)
     for i, info in enumerate(cols.infos):
         if info.used_ports:
             mask[i] = reference.pod_fits_host_ports(pod, meta, info)[0]
@@ -268,7 +274,7 @@ def inter_pod_affinity(checker: PodAffinityChecker):
     def form(pod: Pod, meta: Any, cols: NodeColumns) -> Mask | None:
         if meta is None:
             return None
-        mask = _all(cols)
+        mask = np.ones(len(cols.names), dtype=bool)
         for group in cols.affinity_terms.groups.values():
             if not group.terms[REQUIRED_ANTI_AFFINITY]:
                 continue
