@@ -154,11 +154,29 @@ def _node_affinity(obj: str, path: str, raw: object) -> NodeAffinity | None:
     return NodeAffinity(required, preferred, node_selector, required_fields, preferred_fields)
 
 
+MAX_PARSED = 4096  # distinct affinities kept parsed at most
+
+_parsed: dict[str, Affinity] = {}
+
+
 def parse_affinity(raw: object, obj: str = "Pod") -> Affinity | None:
-    """``spec.affinity``; wrong field types raise :class:`ObjectError` naming ``obj`` and the path."""
+    """``spec.affinity``; wrong field types raise :class:`ObjectError` naming ``obj`` and the path.
+
+    The pods of one workload carry the same affinity: what parsed is kept by its text (``repr`` of the decoded
+    JSON, which tells every JSON value apart) and shared, as the result is immutable and names no pod."""
     aff = opt_obj_field(obj, "spec.affinity", raw)
     if aff is None:
         return None
+    key = repr(aff)
+    parsed = _parsed.get(key)
+    if parsed is None:
+        if len(_parsed) >= MAX_PARSED:
+            _parsed.clear()
+        parsed = _parsed[key] = _parse_affinity(aff, obj)
+    return parsed
+
+
+def _parse_affinity(aff: dict, obj: str) -> Affinity:
     return Affinity(
         node_affinity=_node_affinity(obj, "spec.affinity.nodeAffinity", aff.get("nodeAffinity")),
         pod_affinity=_pod_affinity(obj, "spec.affinity.podAffinity", aff.get("podAffinity")),
