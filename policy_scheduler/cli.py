@@ -50,13 +50,9 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _registry():
     """The process registry: the built-ins, then the plugins (once; a broken one is a warning)."""
-    from algorithmprovider import defaults  # noqa: F401  (registers the built-ins)
+    from .algorithm_source import process_registry
 
-    from .plugins import load_plugins
-    from .registry import REGISTRY
-
-    load_plugins()
-    return REGISTRY
+    return process_registry()
 
 
 def _emit(data: Any, output: str) -> None:
@@ -337,13 +333,10 @@ def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: st
 
 def _manifest_checks():
     """The checks ``--validate`` and ``--kubernetes-version`` ask for on manifest files."""
-    from .model.openapi import OpenAPIValidator, resolve_version
-    from .offline.snapshot import NO_CHECKS, Checks
+    from .offline.snapshot import manifest_checks
 
     meta = click.get_current_context().meta
-    if not meta.get("policy_scheduler.validate", True):
-        return NO_CHECKS
-    return Checks(OpenAPIValidator(resolve_version(meta.get("policy_scheduler.kubernetes_version"))))
+    return manifest_checks(meta.get("policy_scheduler.validate", True), meta.get("policy_scheduler.kubernetes_version"))
 
 
 def _warn(warnings: list[str], limit: int = 10) -> None:
@@ -354,18 +347,10 @@ def _warn(warnings: list[str], limit: int = 10) -> None:
 
 
 def _builder(source, feature_gates: str, hard_weight: int, rules_option: str = "rules"):
-    from .core.http_extender import HTTPExtenderFactory
+    from .algorithm_source import scheduler_builder
     from .features import FeatureGates
 
-    _registry()
-    gates = FeatureGates.parse(feature_gates, _rules(rules_option))
-    # A policy's HTTP extenders are called for real; one connection pool each, shared by every build.
-    extenders = HTTPExtenderFactory()
-    # Fail before any work if the algorithm cannot be built at all (building an extender calls nothing).
-    source.build(ClusterState(), feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight,
-                 extender_factory=extenders)
-    return lambda cluster: source.build(cluster, feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight,
-                                        extender_factory=extenders)
+    return scheduler_builder(source, FeatureGates.parse(feature_gates, _rules(rules_option)), hard_weight)
 
 
 def _pod_priority(feature_gates: str | None) -> bool:
@@ -467,16 +452,13 @@ def _pod_argument(ref: str, snapshot):
     """A pod reference: an existing manifest file holding one Pod, else namespace/name in the snapshot."""
     from pathlib import Path
 
-    from .offline.snapshot import load_snapshot
+    from .offline.snapshot import load_pod_file
 
     path = Path(ref)
     if path.is_file():
-        loaded = load_snapshot([ref], _manifest_checks()).under(snapshot.rules)
-        _warn(loaded.warnings)
-        pods = loaded.pods
-        if len(pods) != 1:
-            raise UserError(f"{ref}: expected exactly one Pod, found {len(pods)}")
-        return pods[0]
+        pod, warnings = load_pod_file(ref, _manifest_checks(), snapshot.rules)
+        _warn(warnings)
+        return pod
     if path.is_dir():
         raise UserError(f"{ref}: is a directory, not a Pod manifest file")
     if path.suffix in (".yaml", ".yml", ".json") or (path.suffix and ref.count("/") != 1):

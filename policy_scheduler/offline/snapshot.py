@@ -163,6 +163,15 @@ class Checks:
 NO_CHECKS = Checks(None, api_rules=False)  # --no-validate: objects as upstream's unit tests build them
 
 
+def manifest_checks(validate: bool = True, kubernetes_version: str | None = None) -> Checks:
+    """The checks ``--validate`` / ``--no-validate`` and ``--kubernetes-version`` ask for on manifest files."""
+    if not validate:
+        return NO_CHECKS
+    from ..model.openapi import resolve_version
+
+    return Checks(OpenAPIValidator(resolve_version(kubernetes_version)))
+
+
 def load_snapshot(paths: Iterable[str | Path], checks: Checks = Checks()) -> Snapshot:
     """Load every manifest under ``paths`` (files or directories, recursively, sorted)."""
     snapshot = Snapshot()
@@ -172,6 +181,14 @@ def load_snapshot(paths: Iterable[str | Path], checks: Checks = Checks()) -> Sna
         for index, obj in _documents(path):
             add_object(snapshot, obj, f"{path}: document {index}", seen, checks)
     return snapshot
+
+
+def load_pod_file(path: str | Path, checks: Checks = Checks(), rules: Rules = Rules.CLUSTER) -> tuple[Pod, list[str]]:
+    """The one Pod of a manifest file (a pod template), parsed under ``rules``; and the file's warnings."""
+    loaded = load_snapshot([path], checks).under(rules)
+    if len(loaded.pods) != 1:
+        raise SnapshotError(f"{path}: expected exactly one Pod, found {len(loaded.pods)}")
+    return loaded.pods[0], loaded.warnings
 
 
 def load_objects(objects: Iterable[dict[str, Any]], source: str, checks: Checks = Checks()) -> Snapshot:
