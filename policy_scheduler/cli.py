@@ -6,11 +6,9 @@ and exit with status 2; nothing a user types produces a traceback.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 import click
@@ -20,10 +18,12 @@ from . import __version__
 from .api import check_policy, lint_policy, load_policy_file, unknown_names
 from .api.types import Policy
 from .cache.cluster import ClusterState
+from .console import EXIT_USER_ERROR, user_errors
+from .console import emit as _emit
+from .console import write_report as _write_report
 from .errors import UserError
 from .runtime import tune_garbage_collector
-
-EXIT_USER_ERROR = 2
+from .sweep.cli import sweep
 
 
 def _setup_logging(verbosity: int) -> None:
@@ -34,32 +34,11 @@ def _setup_logging(verbosity: int) -> None:
     )
 
 
-def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Render UserError (and unreadable files) as ``error: <message>`` with exit code 2."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except UserError as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(EXIT_USER_ERROR)
-
-    return wrapper
-
-
 def _registry():
     """The process registry: the built-ins, then the plugins (once; a broken one is a warning)."""
     from .algorithm_source import process_registry
 
     return process_registry()
-
-
-def _emit(data: Any, output: str) -> None:
-    if output == "json":
-        click.echo(json.dumps(data, indent=2, sort_keys=False))
-    else:  # through JSON first: what -o yaml prints is exactly what -o json does (str subclasses included)
-        click.echo(yaml.safe_dump(json.loads(json.dumps(data)), sort_keys=False), nl=False)
 
 
 SCHEDULING_QUEUE = click.option(
@@ -79,13 +58,6 @@ REPORT = click.option(
 )
 
 
-def _write_report(data: dict[str, Any], path: str) -> None:
-    from .report import write_report
-
-    write_report(data, path)
-    click.echo(f"report written to {path}", err=True)
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="policy-scheduler")
 @click.option("--v", "verbosity", type=int, default=0, show_default=True, help="Log verbosity (like kube-scheduler's --v).")
@@ -93,6 +65,9 @@ def main(verbosity: int) -> None:
     """The Kubernetes 1.9 predicate/priority scheduler policy engine."""
     _setup_logging(verbosity)
     tune_garbage_collector()
+
+
+main.add_command(sweep)
 
 
 @main.command()
