@@ -528,7 +528,7 @@ def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context
               help="Where to write the report. Default: SAVED.json's path with the suffix .html.")
 @user_errors
 def report(result_file: str, output_path: str | None) -> None:
-    """Render a saved `simulate|explain|capacity|compare|migrate -o json` (or -o yaml) result as an HTML report."""
+    """Render a saved `simulate|explain|capacity|compare|migrate|sweep -o json` (or -o yaml) result as an HTML report."""
     from pathlib import Path
 
     from .report import load_result, write_report
