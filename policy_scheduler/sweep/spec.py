@@ -98,7 +98,8 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     try:
         data = yaml.load(text, Loader=ManifestLoader)
     except yaml.YAMLError as e:
-        raise SpecError(f"{name}: invalid YAML: {' '.join(str(e).split())}") from None
+        problem = " ".join(str(e).replace(' in "<unicode string>",', "").split())
+        raise SpecError(f"{name}: invalid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise SpecError(f"{name}: expected a mapping with snapshots, algorithms and scenarios, got "
                         f"{'nothing' if data is None else type(data).__name__}")
