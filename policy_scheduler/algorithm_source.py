@@ -7,6 +7,7 @@ the file; else ``--policy-configmap``; else ``--algorithm-provider``; else ``Def
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from .core.generic_scheduler import GenericScheduler
 from .errors import PolicyError, UserError
 from .factory import ExtenderFactory, create_from_policy, create_from_provider
 from .features import DEFAULT_FEATURE_GATES, FeatureGates
-from .registry import DEFAULT_PROVIDER, RegistryError
+from .registry import DEFAULT_PROVIDER, Registry, RegistryError
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def from_argument(text: str) -> AlgorithmSource:
     return from_provider(text)
 
 
-def process_registry():
+def process_registry() -> Registry:
     """The process registry: the built-ins, then the plugins (loaded once; a broken plugin is a warning).
     Every command, and every sweep worker, reaches the registry this way."""
     from algorithmprovider import defaults  # noqa: F401  (registers the built-ins)
@@ -108,7 +109,8 @@ def process_registry():
     return REGISTRY
 
 
-def scheduler_builder(source: AlgorithmSource, gates: FeatureGates, hard_pod_affinity_symmetric_weight: int = 1):
+def scheduler_builder(source: AlgorithmSource, gates: FeatureGates,
+                      hard_pod_affinity_symmetric_weight: int = 1) -> Callable[[ClusterState], GenericScheduler]:
     """A :data:`~.offline.results.SchedulerBuilder` for ``source``: one scheduler per cluster it is given.
 
     The algorithm is built once here, over an empty cluster, so that one that cannot be built fails before

@@ -12,8 +12,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from ..errors import UserError
 from ..offline.priority_report import text_table
 from ..offline.report import SWEEP_KIND
@@ -65,16 +63,9 @@ def _algorithm(a: Any) -> dict[str, Any]:
 # -- resume ---------------------------------------------------------------------------------------------
 def load_previous(path: str) -> list[dict[str, Any]]:
     """The rows of a saved ``sweep -o json`` (or ``-o yaml``) result."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"--resume {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UserError(f"--resume {path}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        data = yaml.safe_load(text)  # JSON is YAML
-    except yaml.YAMLError as e:
-        raise UserError(f"--resume {path}: not JSON or YAML: {' '.join(str(e).split())}") from None
+    from .spec import read_yaml
+
+    data = read_yaml(path, f"--resume {path}")  # JSON is YAML
     if not isinstance(data, dict) or data.get("kind") != SWEEP_KIND or not isinstance(data.get("rows"), list):
         raise UserError(f"--resume {path}: not a sweep result (the -o json output of sweep, kind {SWEEP_KIND})")
     return [r for r in data["rows"] if isinstance(r, dict)]

@@ -89,22 +89,27 @@ def spec_schema() -> dict[str, Any]:
 def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read, check and resolve a sweep specification."""
     name = os.fspath(path)
-    try:
-        text = Path(name).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"{name}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise SpecError(f"{name}: cannot read: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        data = yaml.load(text, Loader=ManifestLoader)
-    except yaml.YAMLError as e:
-        problem = " ".join(str(e).replace(' in "<unicode string>",', "").split())
-        raise SpecError(f"{name}: invalid YAML: {problem}") from None
+    data = read_yaml(name, name, SpecError)
     if not isinstance(data, dict):
         raise SpecError(f"{name}: expected a mapping with snapshots, algorithms and scenarios, got "
                         f"{'nothing' if data is None else type(data).__name__}")
     _check_schema(data, name)
     return _Resolver(name, data).spec()
+
+
+def read_yaml(path: str, label: str, error: type[UserError] = UserError) -> Any:
+    """A YAML (or JSON) file's document; what keeps it from being read is ``error("<label>: <why>")``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{label}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise error(f"{label}: cannot read: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        return yaml.load(text, Loader=ManifestLoader)
+    except yaml.YAMLError as e:
+        problem = " ".join(str(e).replace(' in "<unicode string>",', "").split())
+        raise error(f"{label}: invalid YAML: {problem}") from None
 
 
 def _check_schema(data: dict[str, Any], source: str) -> None:
