@@ -15,8 +15,10 @@ from pathlib import Path
 
 import jsonschema
 import yaml
+from click.testing import CliRunner
 
 from benchmarks.sweep import write_snapshot
+from policy_scheduler.cli import main
 from policy_scheduler.offline.report import result_schema
 from policy_scheduler.sweep.cells import plan, run_cell
 from policy_scheduler.sweep.results import csv_text, table
@@ -164,3 +166,18 @@ def _running_in_group(pgid: int) -> list[str]:
         except OSError:
             continue
     return running
+
+
+def test_a_saved_result_is_a_report(example_local, tmp_path):
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps(example_local))
+    result = CliRunner().invoke(main, ["report", str(saved)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "saved.html").read_text()
+    assert "policy-scheduler · sweep report" in html and "2 snapshots × 3 algorithms × 3 scenarios" in html
+    broken = {**example_local, "rows": [{**example_local["rows"][0], "placed": "many"}]}
+    saved.write_text(json.dumps(broken))
+    result = CliRunner().invoke(main, ["report", str(saved)], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert result.output == (f"error: {saved}: not a valid sweep -o json result: rows[0].placed: 'many' is not of "
+                             "type 'integer'\n")
