@@ -4,8 +4,8 @@ The browser is Debian's Chromium (``/usr/bin/chromium``, or ``$POLICY_SCHEDULER_
 Playwright. Where it cannot be had the browser tests skip, saying why; under CI (``CI=true``, or
 ``POLICY_SCHEDULER_REQUIRE_BROWSER=1`` as ``.ci/run`` sets) they fail instead (``tests/conftest.py`` also fails
 the run when one of :data:`BROWSER_TESTS` was skipped). Screenshots go to ``$POLICY_SCHEDULER_ARTIFACTS/report``
-when that is set, else to the test run's temporary directory. A conftest makes the fixtures its tests'
-by importing them.
+when that is set, else to the test run's temporary directory. ``tests/conftest.py`` imports the fixtures, once
+for every test (one Playwright per process).
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.browser import BROWSER_TESTS, browser_required
+# The browser fixtures, defined once for the whole suite: a second session fixture starting Playwright while the
+# first one runs would fail ("Sync API inside the asyncio loop").
+from tests.browser import BROWSER_TESTS, artifacts_dir, browser_context, browser_required, open_report  # noqa: F401
 
 _skipped_integration: list[str] = []
 _skipped_browser: list[str] = []

@@ -21,7 +21,7 @@ import copy
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -233,10 +233,12 @@ def _later_than(stamps: Any) -> str:
             moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             continue
+        if moment.tzinfo is None:  # RFC 3339 has an offset; read one without it as UTC
+            moment = moment.replace(tzinfo=timezone.utc)
         latest = moment if latest is None or moment > latest else latest
     if latest is None:
         return ""
-    return (latest + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (latest + timedelta(seconds=1)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _pending_again(pod: Pod, stamp: str, snapshot: Snapshot) -> Pod:

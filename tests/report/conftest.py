@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from policy_scheduler.cli import main
-from tests.browser import artifacts_dir, browser_context, open_report  # noqa: F401  (fixtures for the tests here)
 
 # The example results the report tests render: (command, arguments).
 EXPLAIN_POD = "shop/checkout-7"  # five feasible nodes, a three-node tie set, two nodes failing MatchInterPodAffinity

@@ -13,7 +13,6 @@ from click.testing import CliRunner, Result
 
 from policy_scheduler.cli import main
 from policy_scheduler.offline.examples import default_cluster_path, modern_cluster_path, priority_cluster_path
-from tests.browser import artifacts_dir, browser_context, open_report  # noqa: F401  (fixtures for the tests here)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "sweep" / "sweep.yaml"
