@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 START_TIMEOUT = 60.0  # seconds for the scheduler, then the workers, to be up
+#: Dask's statistical profiler samples a worker's threads every 10 ms: a quarter of a cell's time for the engine's
+#: pure-Python cells (docs/sweep.md). Off, as the docs advise for sweep workers.
+WORKER_ENV = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
 
 
 @dataclass
@@ -30,11 +33,12 @@ class LocalDaskCluster:
     scheduler: subprocess.Popen | None = None
     workers: list[subprocess.Popen] = field(default_factory=list)
 
-    def _spawn(self, args: list[str], log: str) -> subprocess.Popen:
+    def _spawn(self, args: list[str], log: str, env: dict[str, str] | None = None) -> subprocess.Popen:
         out = open(self.directory / log, "ab")  # noqa: SIM115  (closed with the process: the child owns it)
         try:
             return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, cwd=self.directory, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, cwd=self.directory, start_new_session=True,
+                                    env={**os.environ, **WORKER_ENV, **(env or {})})
         finally:
             out.close()
 
@@ -53,12 +57,13 @@ class LocalDaskCluster:
                 time.sleep(0.1)
         raise RuntimeError(f"dask scheduler not up after {START_TIMEOUT} s: {self.log('scheduler.log')}")
 
-    def add_worker(self, wait: bool = True) -> subprocess.Popen:
-        """One more worker process: one thread (the engine is pure Python), no nanny, no memory limit."""
+    def add_worker(self, wait: bool = True, env: dict[str, str] | None = None) -> subprocess.Popen:
+        """One more worker process: one thread (the engine is pure Python), no nanny, no memory limit, no profiler;
+        ``env`` added to its environment."""
         n = len(self.workers) + 1
         worker = self._spawn(["worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard",
                               "--memory-limit", "0", "--name", f"worker-{n}", "--local-directory",
-                              str(self.directory / f"worker-{n}")], f"worker-{n}.log")
+                              str(self.directory / f"worker-{n}")], f"worker-{n}.log", env)
         self.workers.append(worker)
         if wait:
             self.wait_for_workers(sum(1 for w in self.workers if w.poll() is None))
@@ -104,7 +109,8 @@ def local_dask_cluster(workers: int, directory: Path) -> Iterator[LocalDaskClust
         cluster.start_scheduler()
         for _ in range(workers):
             cluster.add_worker(wait=False)
-        cluster.wait_for_workers(workers)
+        if workers:
+            cluster.wait_for_workers(workers)
         yield cluster
     finally:
         cluster.stop()

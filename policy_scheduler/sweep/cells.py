@@ -144,6 +144,12 @@ _registry_lock = threading.Lock()
 _tuned = False
 
 
+def worker_version() -> str:
+    """On a Dask worker, before any cell: the engine imported (as a local pool's fork server has it), and the
+    version of policy-scheduler there, which must be the client's."""
+    return __version__
+
+
 def worker_init() -> None:
     """A local worker process: Ctrl-C is for the sweep's own process to handle (it stops the workers)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)

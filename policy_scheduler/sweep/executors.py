@@ -21,7 +21,16 @@ from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExec
 from typing import Any
 
 from ..errors import UserError
-from .cells import Cell, SnapshotRef, error_row, read_manifests, run_cell, start_order, worker_init
+from .cells import (
+    Cell,
+    SnapshotRef,
+    error_row,
+    read_manifests,
+    run_cell,
+    start_order,
+    worker_init,
+    worker_version,
+)
 
 #: How often a cell whose worker was lost is run again before its row says so.
 RETRIES = 1
@@ -108,6 +117,26 @@ class DaskBackend(Backend):
         except (OSError, TimeoutError, ValueError, TypeError) as e:
             reason = " ".join(str(e).split()) or type(e).__name__
             raise UserError(f"--scheduler-address {address}: cannot connect to a Dask scheduler: {reason}") from None
+        self._check_workers()
+
+    def _check_workers(self) -> None:
+        """Every worker imports the engine now (not in the first cell it runs) and has the client's version of
+        policy-scheduler: the cells are its Python objects. A worker that joins later is not checked."""
+        from .. import __version__
+
+        try:
+            versions = self.client.run(worker_version)
+        except Exception as e:  # ModuleNotFoundError there, re-raised here
+            self.client.close()
+            raise UserError(f"--scheduler-address {self.address}: a Dask worker cannot import policy-scheduler's "
+                            f"sweep ({' '.join(str(e).split())}); install policy-scheduler {__version__} on every "
+                            "worker") from None
+        wrong = {w: v for w, v in sorted(versions.items()) if v != __version__}
+        if wrong:
+            self.client.close()
+            listed = ", ".join(f"{w} has {v}" for w, v in wrong.items())
+            raise UserError(f"--scheduler-address {self.address}: the Dask workers must run policy-scheduler "
+                            f"{__version__}, as this client does: {listed}")
 
     def executor(self) -> Executor:
         # pure=False: a cell run again (its worker lost) is a new task, not the lost one's result.

@@ -15,6 +15,7 @@ import pytest
 
 from benchmarks.dask_cluster import local_dask_cluster
 from benchmarks.sweep import write_snapshot
+from policy_scheduler import __version__
 from policy_scheduler.sweep.cells import plan, run_cell
 from policy_scheduler.sweep.spec import load_spec
 
@@ -96,3 +97,21 @@ def test_dask_without_distributed_installed(monkeypatch):
     assert result.exit_code == 2
     assert result.output == ("error: --executor dask needs Dask's distributed package: "
                              "pip install 'policy-scheduler[dask]'\n")
+
+
+def test_a_worker_with_another_policy_scheduler_is_refused(tmp_path):
+    """Cells are the engine's Python objects: a worker must have the client's version, said before any cell runs."""
+    other = tmp_path / "other" / "policy_scheduler" / "sweep"
+    other.mkdir(parents=True)
+    (other.parent / "__init__.py").write_text('__version__ = "0.0.1"\n')
+    (other / "__init__.py").write_text("")
+    (other / "cells.py").write_text("from policy_scheduler import __version__\n\n\ndef worker_version():\n"
+                                    "    return __version__\n")
+    with local_dask_cluster(0, tmp_path / "dask") as cluster:
+        cluster.add_worker(env={"PYTHONPATH": str(tmp_path / "other")})
+        result = sweep(str(EXAMPLE), "--executor", "dask", "--scheduler-address", cluster.address)
+    assert result.exit_code == 2
+    (line,) = result.output.splitlines()
+    assert line.startswith(f"error: --scheduler-address {cluster.address}: the Dask workers must run policy-scheduler "
+                           f"{__version__}, as this client does: tcp://127.0.0.1:")
+    assert line.endswith(" has 0.0.1")
