@@ -82,16 +82,19 @@ class LocalDaskCluster:
             process.wait(10)
 
     def stop(self) -> None:
-        for process in [*self.workers, self.scheduler]:
-            if process is not None and process.poll() is None:
+        """The workers first, then the scheduler: a worker told to close while its scheduler closes may wait on
+        that connection for good (seen with distributed 2026.8), and is then killed."""
+        for group in (self.workers, [self.scheduler]):
+            running = [p for p in group if p is not None and p.poll() is None]
+            for process in running:
                 os.killpg(process.pid, signal.SIGTERM)
-        for process in [*self.workers, self.scheduler]:
-            if process is None:
-                continue
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill(process)
+            for process in running:
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    print(f"dask_cluster: {' '.join(process.args[3:5])} ignored SIGTERM for 10 s: killed",
+                          file=sys.stderr)
+                    self.kill(process)
 
     def log(self, name: str) -> str:
         try:

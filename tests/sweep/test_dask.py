@@ -37,39 +37,43 @@ def test_the_example_gives_the_local_rows(dask_cluster, example_local):
     assert without_time(data["rows"]) == without_time(example_local["rows"])
 
 
-def _busy(address: str, name: str, timeout: float = 20.0) -> bool:
-    """Wait until the worker called ``name`` is running a task; whether it did."""
+def _busy_worker(address: str, timeout: float = 30.0) -> str | None:
+    """The name of a worker running a cell, as soon as one is (None: none did within ``timeout``)."""
     from distributed import Client
 
     with Client(address, timeout=10, set_as_default=False) as client:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            workers = {info["name"]: a for a, info in client.scheduler_info()["workers"].items()}
-            if name in workers and client.processing(workers=[workers[name]]).get(workers[name]):
-                return True
+            names = {a: info["name"] for a, info in client.scheduler_info()["workers"].items()}
+            busy = [names[a] for a, tasks in client.processing().items() if tasks and a in names]
+            if busy:
+                return busy[0]
             time.sleep(0.05)
-    return False
+    return None
 
 
-def test_a_worker_killed_mid_sweep(dask_cluster, tmp_path):
+def test_a_worker_killed_mid_sweep(tmp_path):
+    """A cluster of its own (the module's keeps its two workers): the worker running a cell is killed."""
     for seed in (1, 2):
         write_snapshot(tmp_path / f"cluster-{seed}.json", 150, 400, seed)
     spec = write_spec(tmp_path, {"snapshots": ["cluster-*.json"], "algorithms": [{"provider": "DefaultProvider"}],
                                  "scenarios": ["as-is", {"scale": {"factor": 2}}, {"scale": {"factor": 3}}],
                                  "metrics": ["placed", "unschedulable", "cpu", "memory"]})
-    doomed = dask_cluster.add_worker()  # a third worker, killed once it runs a cell: the module's two stay
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    process = subprocess.Popen([sys.executable, "-m", "policy_scheduler.cli", "sweep", str(spec), "--executor", "dask",
-                                "--scheduler-address", dask_cluster.address, "-o", "json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-    try:
-        assert _busy(dask_cluster.address, "worker-3"), "the third worker never ran a cell"
-        dask_cluster.kill(doomed)
-        out, err = process.communicate(timeout=120)  # nothing hangs
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    with local_dask_cluster(2, tmp_path / "dask") as cluster:
+        process = subprocess.Popen([sys.executable, "-m", "policy_scheduler.cli", "sweep", str(spec), "--executor",
+                                    "dask", "--scheduler-address", cluster.address, "-o", "json"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                   start_new_session=True)
+        try:
+            busy = _busy_worker(cluster.address)
+            assert busy is not None, "no worker ever ran a cell"
+            cluster.kill(cluster.workers[int(busy.rsplit("-", 1)[1]) - 1])  # the worker-N names are in start order
+            out, err = process.communicate(timeout=120)  # nothing hangs
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
     assert process.returncode in (0, 1), err
     rows = json.loads(out)["rows"]
     reference = without_time([run_cell(c) for c in plan(load_spec(spec))])
