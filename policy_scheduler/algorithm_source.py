@@ -7,6 +7,7 @@ the file; else ``--policy-configmap``; else ``--algorithm-provider``; else ``Def
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from .core.generic_scheduler import GenericScheduler
 from .errors import PolicyError, UserError
 from .factory import ExtenderFactory, create_from_policy, create_from_provider
 from .features import DEFAULT_FEATURE_GATES, FeatureGates
-from .registry import DEFAULT_PROVIDER, RegistryError
+from .registry import DEFAULT_PROVIDER, Registry, RegistryError
 
 
 @dataclass(frozen=True)
@@ -94,3 +95,33 @@ def from_argument(text: str) -> AlgorithmSource:
     if "/" in text or text.endswith((".json", ".yaml", ".yml")):
         raise PolicyError(f"missing policy config file {text}: no such file")
     return from_provider(text)
+
+
+def process_registry() -> Registry:
+    """The process registry: the built-ins, then the plugins (loaded once; a broken plugin is a warning).
+    Every command, and every sweep worker, reaches the registry this way."""
+    from algorithmprovider import defaults  # noqa: F401  (registers the built-ins)
+
+    from .plugins import load_plugins
+    from .registry import REGISTRY
+
+    load_plugins()
+    return REGISTRY
+
+
+def scheduler_builder(source: AlgorithmSource, gates: FeatureGates,
+                      hard_pod_affinity_symmetric_weight: int = 1) -> Callable[[ClusterState], GenericScheduler]:
+    """A :data:`~.offline.results.SchedulerBuilder` for ``source``: one scheduler per cluster it is given.
+
+    The algorithm is built once here, over an empty cluster, so that one that cannot be built fails before
+    any work (building an extender calls nothing). A Policy's HTTP extenders are called for real, one
+    connection pool each, shared by every scheduler built."""
+    from .core.http_extender import HTTPExtenderFactory
+
+    process_registry()
+    extenders = HTTPExtenderFactory()
+    source.build(ClusterState(), feature_gates=gates,
+                 hard_pod_affinity_symmetric_weight=hard_pod_affinity_symmetric_weight, extender_factory=extenders)
+    return lambda cluster: source.build(cluster, feature_gates=gates,
+                                        hard_pod_affinity_symmetric_weight=hard_pod_affinity_symmetric_weight,
+                                        extender_factory=extenders)

@@ -6,11 +6,9 @@ and exit with status 2; nothing a user types produces a traceback.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 import click
@@ -20,10 +18,12 @@ from . import __version__
 from .api import check_policy, lint_policy, load_policy_file, unknown_names
 from .api.types import Policy
 from .cache.cluster import ClusterState
+from .console import EXIT_USER_ERROR, user_errors
+from .console import emit as _emit
+from .console import write_report as _write_report
 from .errors import UserError
 from .runtime import tune_garbage_collector
-
-EXIT_USER_ERROR = 2
+from .sweep.cli import sweep
 
 
 def _setup_logging(verbosity: int) -> None:
@@ -34,36 +34,11 @@ def _setup_logging(verbosity: int) -> None:
     )
 
 
-def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Render UserError (and unreadable files) as ``error: <message>`` with exit code 2."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except UserError as e:
-            click.echo(f"error: {e}", err=True)
-            sys.exit(EXIT_USER_ERROR)
-
-    return wrapper
-
-
 def _registry():
     """The process registry: the built-ins, then the plugins (once; a broken one is a warning)."""
-    from algorithmprovider import defaults  # noqa: F401  (registers the built-ins)
+    from .algorithm_source import process_registry
 
-    from .plugins import load_plugins
-    from .registry import REGISTRY
-
-    load_plugins()
-    return REGISTRY
-
-
-def _emit(data: Any, output: str) -> None:
-    if output == "json":
-        click.echo(json.dumps(data, indent=2, sort_keys=False))
-    else:  # through JSON first: what -o yaml prints is exactly what -o json does (str subclasses included)
-        click.echo(yaml.safe_dump(json.loads(json.dumps(data)), sort_keys=False), nl=False)
+    return process_registry()
 
 
 SCHEDULING_QUEUE = click.option(
@@ -83,13 +58,6 @@ REPORT = click.option(
 )
 
 
-def _write_report(data: dict[str, Any], path: str) -> None:
-    from .report import write_report
-
-    write_report(data, path)
-    click.echo(f"report written to {path}", err=True)
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="policy-scheduler")
 @click.option("--v", "verbosity", type=int, default=0, show_default=True, help="Log verbosity (like kube-scheduler's --v).")
@@ -97,6 +65,9 @@ def main(verbosity: int) -> None:
     """The Kubernetes 1.9 predicate/priority scheduler policy engine."""
     _setup_logging(verbosity)
     tune_garbage_collector()
+
+
+main.add_command(sweep)
 
 
 @main.command()
@@ -337,13 +308,10 @@ def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: st
 
 def _manifest_checks():
     """The checks ``--validate`` and ``--kubernetes-version`` ask for on manifest files."""
-    from .model.openapi import OpenAPIValidator, resolve_version
-    from .offline.snapshot import NO_CHECKS, Checks
+    from .offline.snapshot import manifest_checks
 
     meta = click.get_current_context().meta
-    if not meta.get("policy_scheduler.validate", True):
-        return NO_CHECKS
-    return Checks(OpenAPIValidator(resolve_version(meta.get("policy_scheduler.kubernetes_version"))))
+    return manifest_checks(meta.get("policy_scheduler.validate", True), meta.get("policy_scheduler.kubernetes_version"))
 
 
 def _warn(warnings: list[str], limit: int = 10) -> None:
@@ -354,18 +322,10 @@ def _warn(warnings: list[str], limit: int = 10) -> None:
 
 
 def _builder(source, feature_gates: str, hard_weight: int, rules_option: str = "rules"):
-    from .core.http_extender import HTTPExtenderFactory
+    from .algorithm_source import scheduler_builder
     from .features import FeatureGates
 
-    _registry()
-    gates = FeatureGates.parse(feature_gates, _rules(rules_option))
-    # A policy's HTTP extenders are called for real; one connection pool each, shared by every build.
-    extenders = HTTPExtenderFactory()
-    # Fail before any work if the algorithm cannot be built at all (building an extender calls nothing).
-    source.build(ClusterState(), feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight,
-                 extender_factory=extenders)
-    return lambda cluster: source.build(cluster, feature_gates=gates, hard_pod_affinity_symmetric_weight=hard_weight,
-                                        extender_factory=extenders)
+    return scheduler_builder(source, FeatureGates.parse(feature_gates, _rules(rules_option)), hard_weight)
 
 
 def _pod_priority(feature_gates: str | None) -> bool:
@@ -467,16 +427,13 @@ def _pod_argument(ref: str, snapshot):
     """A pod reference: an existing manifest file holding one Pod, else namespace/name in the snapshot."""
     from pathlib import Path
 
-    from .offline.snapshot import load_snapshot
+    from .offline.snapshot import load_pod_file
 
     path = Path(ref)
     if path.is_file():
-        loaded = load_snapshot([ref], _manifest_checks()).under(snapshot.rules)
-        _warn(loaded.warnings)
-        pods = loaded.pods
-        if len(pods) != 1:
-            raise UserError(f"{ref}: expected exactly one Pod, found {len(pods)}")
-        return pods[0]
+        pod, warnings = load_pod_file(ref, _manifest_checks(), snapshot.rules)
+        _warn(warnings)
+        return pod
     if path.is_dir():
         raise UserError(f"{ref}: is a directory, not a Pod manifest file")
     if path.suffix in (".yaml", ".yml", ".json") or (path.suffix and ref.count("/") != 1):
@@ -571,7 +528,7 @@ def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context
               help="Where to write the report. Default: SAVED.json's path with the suffix .html.")
 @user_errors
 def report(result_file: str, output_path: str | None) -> None:
-    """Render a saved `simulate|explain|capacity|compare|migrate -o json` (or -o yaml) result as an HTML report."""
+    """Render a saved `simulate|explain|capacity|compare|migrate|sweep -o json` (or -o yaml) result as an HTML report."""
     from pathlib import Path
 
     from .report import load_result, write_report

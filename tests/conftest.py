@@ -1,5 +1,5 @@
 """Suite-wide: under ``POLICY_SCHEDULER_REQUIRE_ENVTEST=1`` (CI) a skipped integration test fails the run,
-and under ``CI=true`` or ``POLICY_SCHEDULER_REQUIRE_BROWSER=1`` so does a skipped browser test (tests/report/)."""
+and under ``CI=true`` or ``POLICY_SCHEDULER_REQUIRE_BROWSER=1`` so does a skipped browser test (tests/browser.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 
+# The browser fixtures, defined once for the whole suite: a second session fixture starting Playwright while the
+# first one runs would fail ("Sync API inside the asyncio loop").
+from tests.browser import BROWSER_TESTS, artifacts_dir, browser_context, browser_required, open_report  # noqa: F401
+
 _skipped_integration: list[str] = []
 _skipped_browser: list[str] = []
-
-
-def _browser_required() -> bool:
-    return os.environ.get("CI", "").lower() == "true" or os.environ.get("POLICY_SCHEDULER_REQUIRE_BROWSER") == "1"
 
 
 #: Workers per core under ``-n auto`` (setup.cfg's addopts): most of a test's time is spent waiting on real
@@ -33,14 +33,14 @@ def pytest_xdist_auto_num_workers(config) -> int | None:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.skipped and report.nodeid.startswith("tests/kube/"):
         _skipped_integration.append(report.nodeid)
-    if report.skipped and report.nodeid.startswith("tests/report/test_browser.py"):
+    if report.skipped and report.nodeid.startswith(BROWSER_TESTS):
         _skipped_browser.append(report.nodeid)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if os.environ.get("POLICY_SCHEDULER_REQUIRE_ENVTEST") == "1" and _skipped_integration:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    if _browser_required() and _skipped_browser:
+    if browser_required() and _skipped_browser:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -50,7 +50,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
             f"FAILED: {len(_skipped_integration)} integration test(s) against the real API servers were skipped "
             "(POLICY_SCHEDULER_REQUIRE_ENVTEST=1): " + ", ".join(_skipped_integration), red=True,
         )
-    if _browser_required() and _skipped_browser:
+    if browser_required() and _skipped_browser:
         terminalreporter.write_line(
             f"FAILED: {len(_skipped_browser)} browser test(s) were skipped (CI=true or POLICY_SCHEDULER_REQUIRE_BROWSER=1): "
             + ", ".join(_skipped_browser), red=True,

@@ -94,7 +94,7 @@ def preemption_lines(e: Explanation) -> list[str]:
         rows = [["NODE", "PREEMPTION", "WHY"]]
         for name, n in result.nodes.items():
             rows.append([name, n.outcome, _node_why(n)])
-        out += ["", _table(rows)]
+        out += ["", text_table(rows)]
     return out
 
 
@@ -161,7 +161,7 @@ def preemptions_table(result: SimulationResult, title: str = "Preemptions (PodPr
             victims = ", ".join(f"{v.pod.ref} ({v.pod.priority})" for v in p.victims) or "none (room already free)"
             pdbs = ", ".join(sorted({v.pdb for v in p.victims if v.pdb})) or "-"
             rows.append([p.preemptor.ref, str(p.preemptor.priority), p.node, victims, pdbs])
-        lines = [f"{title}:", _table(rows)]
+        lines = [f"{title}:", text_table(rows)]
         cleared = [(p.preemptor.ref, c.ref) for p in record.preemptions for c in p.nominations_cleared]
         lines += [f"  {pod} cleared the nomination of {other}" for pod, other in cleared]
     waiting = [(ref, s.nominated_node) for ref, s in record.pods.items() if s.nominated_node]
@@ -176,7 +176,7 @@ def preemptions_of(result: SimulationResult) -> list[dict[str, Any]] | None:
     return None if record is None else [_preemption_to_dict(p) for p in record.preemptions]
 
 
-def _table(rows: list[list[str]]) -> str:
+def text_table(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 

@@ -18,12 +18,14 @@ from .priority_report import (
     node_extras,
     preemption_lines,
     preemptions_table,
+    text_table,
 )
 from .results import NodeUsage, Placement, SimulationResult, workload_of
 from .simulate import GATED, CapacityResult, Difference
 
 # The "kind" each command's JSON carries, so a saved result can be told apart (policy-scheduler report).
 SIMULATE_KIND, EXPLAIN_KIND, CAPACITY_KIND, COMPARE_KIND = "SimulateResult", "ExplainResult", "CapacityResult", "CompareResult"
+SWEEP_KIND = "SweepResult"  # policy-scheduler sweep (policy_scheduler.sweep)
 
 
 @cache
@@ -194,12 +196,6 @@ def differences_to_dict(label_a: str, label_b: str, diffs: list[Difference], tot
 
 
 # -- tables ---------------------------------------------------------------------------------------
-def _table(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    return "\n".join(lines)
-
-
 def _gib(n: int) -> str:
     return f"{n / 2**30:.1f}Gi"
 
@@ -231,14 +227,14 @@ def simulation_table(result: SimulationResult) -> str:
         summary = (f"{result.scheduled}/{len(result.placements)} pending pods scheduled; {len(result.gated)} more "
                    "gated (not queued until their scheduling gates are removed).")
         gated = [["GATED POD", "GATES"], *[[p.ref, ", ".join(p.scheduling_gates)] for p in result.gated]]
-        summary += f"\n\n{_table(gated)}"
+        summary += f"\n\n{text_table(gated)}"
     volumes = [[p.pod.ref, a.claim, "PV " + (a.volume or "") if a.action == "bind" else "provisioned", a.node]
                for p in result.placements for a in p.volumes]
     if volumes:
-        summary += "\n\nVolumes (late-bound claims):\n" + _table([["POD", "CLAIM", "VOLUME", "NODE"], *volumes])
+        summary += "\n\nVolumes (late-bound claims):\n" + text_table([["POD", "CLAIM", "VOLUME", "NODE"], *volumes])
     preemptions = preemptions_table(result)
     summary += f"\n\n{preemptions}" if preemptions else ""
-    return f"{_table(rows)}\n\n{summary}\n\n{_table(usage)}"
+    return f"{text_table(rows)}\n\n{summary}\n\n{text_table(usage)}"
 
 
 def explanation_table(e: Explanation) -> str:
@@ -262,7 +258,7 @@ def explanation_table(e: Explanation) -> str:
         rows.append([name, "yes" if n.fit else "no", total, "; ".join(failed)])
     out = [head, *bound_by_name_note(e)]
     out += [f"Volume: {a}" for a in e.volumes]
-    out += ["", _table(rows)]
+    out += ["", text_table(rows)]
     calls = [f"  {c.verb} {c.extender}: {c.outcome}" + (f": {c.error}" if c.error else "")
              for c in e.extenders if c.outcome != "called"]
     if calls:
@@ -281,7 +277,7 @@ def explanation_table(e: Explanation) -> str:
                 name, *[str(n.priorities[p][0]) if p in n.priorities else "" for p in names],
                 *[_extender_score(n.extenders.get(x)) for x in extenders], str(n.total),
             ])
-        out += ["", "Priority scores of the feasible nodes (score x weight summed into TOTAL):", _table(prio_rows)]
+        out += ["", "Priority scores of the feasible nodes (score x weight summed into TOTAL):", text_table(prio_rows)]
     out += preemption_lines(e)
     return "\n".join(out)
 
@@ -297,7 +293,7 @@ def capacity_table(result: CapacityResult, max_replicas: int | None) -> str:
     lines = [f"{result.replicas} more replicas fit."]
     if result.placements:
         lines.append("")
-        lines.append(_table([["NODE", "REPLICAS"], *[[n, str(c)] for n, c in result.placements.items()]]))
+        lines.append(text_table([["NODE", "REPLICAS"], *[[n, str(c)] for n, c in result.placements.items()]]))
     if result.stop_reason:
         lines += ["", f"Stopped by: {result.stop_reason}"]
     elif max_replicas is not None:
@@ -311,7 +307,7 @@ def differences_table(label_a: str, label_b: str, diffs: list[Difference], total
     rows = [["POD", f"A: {label_a}", f"B: {label_b}"]]
     for d in diffs:
         rows.append([d.pod, d.a_node or _not_placed(d.a_error), d.b_node or _not_placed(d.b_error)])
-    return f"{len(diffs)} of {total} pending pods land differently.\n\n{_table(rows)}"
+    return f"{len(diffs)} of {total} pending pods land differently.\n\n{text_table(rows)}"
 
 
 def _not_placed(error: str | None) -> str:

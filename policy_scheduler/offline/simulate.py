@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cache.cluster import ClusterState
 from ..core.fit_error import fit_error_message
 from ..core.generic_scheduler import Explanation, GenericScheduler
 from ..core.modern_pods import gates_message, is_gated
@@ -144,6 +145,7 @@ class CapacityResult:
     stop_failures: dict[str, list[str]] = field(default_factory=dict)  # node -> why one more does not fit there
     zones: dict[str, str | None] = field(default_factory=dict)  # every node -> its zone
     gates: tuple[str, ...] = ()  # the template is gated (cluster rules): no copy would ever be scheduled
+    cluster: ClusterState | None = field(default=None, repr=False)  # the cluster with the copies assumed
 
 
 def capacity(
@@ -180,7 +182,7 @@ def capacity(
         replicas += 1
     zones = {node.name: node_zone(node.labels) for node in cluster.node_list()}
     return CapacityResult(replicas, dict(sorted(counts.items())), stop_reason, stop_reason is None, stop_failures, zones,
-                          gates)
+                          gates, cluster)
 
 
 @dataclass

@@ -163,15 +163,39 @@ class Checks:
 NO_CHECKS = Checks(None, api_rules=False)  # --no-validate: objects as upstream's unit tests build them
 
 
+def manifest_checks(validate: bool = True, kubernetes_version: str | None = None) -> Checks:
+    """The checks ``--validate`` / ``--no-validate`` and ``--kubernetes-version`` ask for on manifest files."""
+    if not validate:
+        return NO_CHECKS
+    from ..model.openapi import resolve_version
+
+    return Checks(OpenAPIValidator(resolve_version(kubernetes_version)))
+
+
 def load_snapshot(paths: Iterable[str | Path], checks: Checks = Checks()) -> Snapshot:
     """Load every manifest under ``paths`` (files or directories, recursively, sorted)."""
+    return load_manifests(((path, read_manifest(path)) for path in manifest_files(paths)), checks)
+
+
+def load_manifests(files: Iterable[tuple[str | Path, bytes]], checks: Checks = Checks()) -> Snapshot:
+    """Build a snapshot from manifest files already read: (the file's path, its bytes), in order. The
+    path names the file in messages and chooses JSON (``.json``) or YAML, as :func:`load_snapshot` does."""
     snapshot = Snapshot()
     seen = snapshot.origins
-    for path in _manifest_files(paths):
+    for path, data in files:
+        path = Path(path)
         snapshot.sources.append(str(path))
-        for index, obj in _documents(path):
+        for index, obj in _documents(path, data):
             add_object(snapshot, obj, f"{path}: document {index}", seen, checks)
     return snapshot
+
+
+def load_pod_file(path: str | Path, checks: Checks = Checks(), rules: Rules = Rules.CLUSTER) -> tuple[Pod, list[str]]:
+    """The one Pod of a manifest file (a pod template), parsed under ``rules``; and the file's warnings."""
+    loaded = load_snapshot([path], checks).under(rules)
+    if len(loaded.pods) != 1:
+        raise SnapshotError(f"{path}: expected exactly one Pod, found {len(loaded.pods)}")
+    return loaded.pods[0], loaded.warnings
 
 
 def load_objects(objects: Iterable[dict[str, Any]], source: str, checks: Checks = Checks()) -> Snapshot:
@@ -183,7 +207,8 @@ def load_objects(objects: Iterable[dict[str, Any]], source: str, checks: Checks 
     return snapshot
 
 
-def _manifest_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+def manifest_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """The manifest files under ``paths`` (a directory: its .yaml, .yml and .json files, recursively, sorted)."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -197,10 +222,17 @@ def _manifest_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             raise SnapshotError(f"{path}: no such file or directory")
 
 
-def _documents(path: Path) -> Iterator[tuple[int, Any]]:
+def read_manifest(path: Path) -> bytes:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        return path.read_bytes()
+    except OSError as e:
+        raise SnapshotError(f"{path}: cannot read: {e}") from None
+
+
+def _documents(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
+    try:  # as a text-mode read decodes it: UTF-8, universal newlines
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as e:
         raise SnapshotError(f"{path}: cannot read: {e}") from None
     if path.suffix == ".json":
         try:

@@ -150,23 +150,26 @@ def _usage_bar(svg: Svg, row: UsageRow, p: int, panel: UsagePanel, x0: float, y:
              title=f"{row.node}: {panel.fmt(before_total)} → {panel.fmt(after_total)} of {panel.fmt(cap)}")
 
 
-# -- paired bars (zones before/after, compare A/B) ----------------------------------------------------------
+# -- paired bars (zones before/after, compare A/B, sweep algorithms) -------------------------------------------
 @dataclass
 class PairRow:
     label: str
-    values: Sequence[tuple[float | None, float | None]]  # per panel: (first series %, second series %)
+    values: Sequence[Sequence[float | None]]  # per panel: one percentage per series
     tooltips: Sequence[str]
     title: str = ""
+    marks: Sequence[Sequence[Sequence[tuple[str, float]]]] = ()  # per panel, per series: (name, %) ticks on the bar
 
 
-def paired_chart(rows: Sequence[PairRow], panels: Sequence[str], series: tuple[str, str], label: str,
-                 colors: tuple[str, str] = SERIES_COLORS) -> Markup:
-    """Two thin bars per row and panel (0-100 %), one per series, the percentages printed after them."""
+def paired_chart(rows: Sequence[PairRow], panels: Sequence[str], series: Sequence[str], label: str,
+                 colors: Sequence[str] = SERIES_COLORS) -> Markup:
+    """A thin bar per series in each row and panel (0-100 %), the percentages printed after them; a mark
+    (a short upright line, named in its tooltip) at each of the row's ``marks``."""
     lw = label_width([r.label for r in rows])
-    panel_w, value_w, gap, top, row_h = 230.0, 96.0, 14.0, 36, 26
+    row_h = max(26, 6 + 10 * len(series))
+    panel_w, value_w, gap, top = 230.0, max(96.0, 42.0 * len(series)), 14.0, 36
     svg = Svg(lw + len(panels) * (panel_w + value_w + gap), top + len(rows) * row_h + 6, label)
     for r, row in enumerate(rows):
-        svg.text(lw - 8, top + r * row_h + 17, clip(row.label, lw - 10), text_anchor="end", class_="label",
+        svg.text(lw - 8, top + r * row_h + row_h / 2 + 4, clip(row.label, lw - 10), text_anchor="end", class_="label",
                  title=row.title or row.label)
     for p, title in enumerate(panels):
         x0 = lw + p * (panel_w + value_w + gap)
@@ -185,9 +188,14 @@ def paired_chart(rows: Sequence[PairRow], panels: Sequence[str], series: tuple[s
                     texts.append("-")
                     continue
                 w = panel_w * min(value, 100) / 100
-                svg.rect(x0, y + 4 + s * 10, max(w, 1), 9, g, fill=colors[s], title=f"{row.label} · {name}: {value:g}%")
+                svg.rect(x0, y + 4 + s * 10, max(w, 1), 9, g, fill=colors[s % len(colors)],
+                         title=f"{row.label} · {name}: {value:g}%")
+                for mark, at in row.marks[p][s] if row.marks else ():
+                    x = x0 + panel_w * min(at, 100) / 100
+                    svg.line(x, y + 3 + s * 10, x, y + 14 + s * 10, g, class_="mark",
+                             title=f"{row.label} · {name}: {mark} {at:g}%")
                 texts.append(f"{value:g}%")
-            svg.text(x0 + panel_w + 6, y + 17, " / ".join(texts), g, class_="value", title=row.tooltips[p])
+            svg.text(x0 + panel_w + 6, y + row_h / 2 + 4, " / ".join(texts), g, class_="value", title=row.tooltips[p])
     return svg.markup()
 
 

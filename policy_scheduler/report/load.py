@@ -15,11 +15,18 @@ import yaml
 
 from ..errors import UserError
 from ..migration.migrate import MIGRATE_KIND
-from ..offline.report import CAPACITY_KIND, COMPARE_KIND, EXPLAIN_KIND, SIMULATE_KIND, result_schema
+from ..offline.report import (
+    CAPACITY_KIND,
+    COMPARE_KIND,
+    EXPLAIN_KIND,
+    SIMULATE_KIND,
+    SWEEP_KIND,
+    result_schema,
+)
 
 # kind -> the command whose -o json prints it
 COMMANDS = {SIMULATE_KIND: "simulate", EXPLAIN_KIND: "explain", CAPACITY_KIND: "capacity", COMPARE_KIND: "compare",
-            MIGRATE_KIND: "migrate"}
+            MIGRATE_KIND: "migrate", SWEEP_KIND: "sweep"}
 #: The commands, as the messages list them.
 COMMAND_NAMES = ", ".join(list(COMMANDS.values())[:-1]) + f" or {list(COMMANDS.values())[-1]}"
 
@@ -44,7 +51,8 @@ def _shape_kind(data: dict[str, Any]) -> str | None:
 
 
 def detect_kind(data: Any, source: str = "result") -> str:
-    """``SimulateResult``, ``ExplainResult``, ``CapacityResult``, ``CompareResult`` or ``MigrateResult``."""
+    """``SimulateResult``, ``ExplainResult``, ``CapacityResult``, ``CompareResult``, ``MigrateResult`` or
+    ``SweepResult``."""
     if not isinstance(data, dict):
         raise ReportInputError(
             f"{source}: not a policy-scheduler result: expected a JSON object, got {_json_type(data)}")

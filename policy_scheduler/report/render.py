@@ -13,12 +13,12 @@ from markupsafe import Markup
 
 from .. import __version__
 from ..errors import UserError
-from . import capacity, compare, explain, migrate, simulate
+from . import capacity, compare, explain, migrate, simulate, sweep
 from .load import COMMANDS, detect_kind
 
 CONTEXTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "simulate": simulate.context, "explain": explain.context, "capacity": capacity.context, "compare": compare.context,
-    "migrate": migrate.context,
+    "migrate": migrate.context, "sweep": sweep.context,
 }
 
 
@@ -40,7 +40,7 @@ def asset(name: str) -> Markup:
 
 
 def render_report(data: Mapping[str, Any], source: str = "result") -> str:
-    """The HTML report of a ``simulate|explain|capacity|compare|migrate -o json`` result."""
+    """The HTML report of a ``simulate|explain|capacity|compare|migrate|sweep -o json`` result."""
     command = COMMANDS[detect_kind(data, source)]
     ctx = CONTEXTS[command](data)
     page = ctx["page"]

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from benchmarks.generator import generate, to_objects
 from policy_scheduler.algorithm_source import from_provider
 from policy_scheduler.offline.report import simulation_to_dict
@@ -19,50 +17,6 @@ from policy_scheduler.report import write_report
 
 NODES = ["gpu-1a-01", "gpu-1c-01", "master-1a", "worker-1a-01", "worker-1a-02", "worker-1b-01", "worker-1b-02",
          "worker-1b-03", "worker-1b-04", "worker-1c-01", "worker-1c-02", "worker-1c-03"]
-
-
-class Opened:
-    """A report page plus what happened while it loaded."""
-
-    def __init__(self, page, url: str, problems: list[str], requests: list[str]) -> None:
-        self.page, self.url, self.problems, self.requests = page, url, problems, requests
-
-    def rows(self, section: str):
-        return self.page.locator(f"#{section} table.dt tbody tr")
-
-    def row_texts(self, section: str) -> list[str]:
-        return self.rows(section).all_inner_texts()
-
-    def check_clean(self) -> None:
-        assert self.problems == [], self.problems
-        assert all(u == self.url or u.startswith("data:") for u in self.requests), self.requests
-
-
-@pytest.fixture
-def open_report(browser_context, artifacts_dir, request):
-    pages = []
-
-    def _open(path: Path, shot: str) -> Opened:
-        page = browser_context.new_page()
-        pages.append(page)
-        problems: list[str] = []
-        requests: list[str] = []
-        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-        page.on("request", lambda r: requests.append(r.url))
-        url = path.resolve().as_uri()
-        page.goto(url, wait_until="load")
-        page.wait_for_selector("table.dt tbody tr")
-        opened = Opened(page, url, problems, requests)
-        target = artifacts_dir / f"{shot}.png"
-        page.screenshot(path=str(target), full_page=True)
-        assert target.stat().st_size > 10_000
-        return opened
-
-    yield _open
-    for page in pages:
-        page.close()
 
 
 def write(tmp_path: Path, data: dict, name: str) -> Path:

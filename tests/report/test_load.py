@@ -47,7 +47,7 @@ def _bad_files(example_results):
         "list.json": ("[1, 2]", "not a policy-scheduler result: expected a JSON object, got an array"),
         "policy.json": (json.dumps({"kind": "Policy", "apiVersion": "v1"}),
                         'unknown kind "Policy" (expected one of SimulateResult, ExplainResult, CapacityResult, CompareResult, '
-                        'MigrateResult)'),
+                        'MigrateResult, SweepResult)'),
         "other.json": (json.dumps({"hello": "world"}), 'not a policy-scheduler result: no "kind" field'),
         "wrong-type.json": (json.dumps(wrong_type), "not a valid simulate -o json result: placements[3].node: 5 is not of type"),
         "missing.json": (json.dumps(missing), "not a valid capacity -o json result: (top level): 'replicas' is a required property"),
