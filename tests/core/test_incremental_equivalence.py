@@ -17,8 +17,6 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policy_scheduler.errors import PriorityError
-from policy_scheduler.fastpath import priority_form
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.model.workloads import Service
@@ -28,6 +26,7 @@ from .test_vectorized_equivalence import (
     build,
     build_cluster,
     check_forms_against_reference,
+    check_priority_forms,
     node,
     nodes,
     outcome,
@@ -58,25 +57,6 @@ def histories(draw):
             selector = draw(st.sampled_from([{"app": app}, {"tier": "web"}, {"app": app, "tier": "web"}]))
             steps.append(("service", selector, meta["namespace"]))
     return node_list, existing, steps, draw(st.randoms(use_true_random=False))
-
-
-def check_priorities_on_candidates(scheduler, pod, candidates):
-    """Each priority form over ``candidates`` equals the reference map and reduce over those nodes; the metadata's
-    selectors are those the listers give now."""
-    cols = scheduler.columns
-    pmeta = scheduler.priority_metadata_producer(pod, scheduler.cluster.node_infos)
-    assert pmeta.pod_selectors == get_selectors(pod, scheduler.cluster)  # the cached ones are today's
-    subset = [cols.nodes[int(i)] for i in candidates]
-    for config in scheduler.algorithms_for(pod).prioritizers:
-        form = priority_form(config)
-        scores = form(pod, pmeta, cols, candidates) if form else None
-        if scores is None:
-            continue
-        try:
-            want = [hp.score for hp in scheduler._run_priority(config, pod, pmeta, subset)]
-        except PriorityError:
-            raise AssertionError(f"{config.name}: form answered where the reference errors") from None
-        assert list(scores) == want, (config.name, candidates.tolist(), list(scores), want)
 
 
 def replay(step, fast, reference):
@@ -119,6 +99,8 @@ def test_incremental_state_decides_as_the_reference(history, kind):
             rows = len(fast.columns.names)
             if rows:
                 candidates = np.array(sorted(rng.sample(range(rows), rng.randint(1, rows))), dtype=np.int64)
-                check_priorities_on_candidates(fast, pod, candidates)
+                check_priority_forms(fast, pod, candidates)
+            meta = fast.priority_metadata_producer(pod, fast.cluster.node_infos)
+            assert meta.pod_selectors == get_selectors(pod, fast.cluster)  # the cached ones are today's
             assert outcome(fast, pod) == outcome(reference, pod), pod.ref
             assert fast.last_node_index == reference.last_node_index

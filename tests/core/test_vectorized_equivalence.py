@@ -263,19 +263,24 @@ def check_forms_against_reference(scheduler, pod):
             for i, reasons in zip(rows.tolist(), got):
                 expected = predicate(pod, meta, cols.infos[i])[1]
                 assert [_reason(r) for r in reasons] == [_reason(r) for r in expected], (name, cols.names[i])
-    candidates = np.arange(len(cols.names))
-    nodes_ = list(cols.nodes)
-    pmeta = scheduler.priority_metadata_producer(pod, infos)
-    for config in algorithms.prioritizers:
+    check_priority_forms(scheduler, pod, np.arange(len(cols.names)))
+
+
+def check_priority_forms(scheduler, pod, candidates):
+    """Each priority form over ``candidates`` (rows) equals the reference map and reduce over those nodes."""
+    cols = scheduler.columns
+    subset = [cols.nodes[int(i)] for i in candidates]
+    pmeta = scheduler.priority_metadata_producer(pod, scheduler.cluster.node_infos)
+    for config in scheduler.algorithms_for(pod).prioritizers:
         form = priority_form(config)
         scores = form(pod, pmeta, cols, candidates) if form else None
         if scores is None:
             continue
         try:
-            want = [hp.score for hp in scheduler._run_priority(config, pod, pmeta, nodes_)]
+            want = [hp.score for hp in scheduler._run_priority(config, pod, pmeta, subset)]
         except PriorityError:
             raise AssertionError(f"{config.name}: form answered where the reference errors") from None
-        assert list(scores) == want, (config.name, list(scores), want)
+        assert list(scores) == want, (config.name, candidates.tolist(), list(scores), want)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
