@@ -194,7 +194,8 @@ def test_a_refused_delete_stops_the_preemption_and_a_retry_completes_it(priority
     try:
         failed = proxy.fail("DELETE", r"/namespaces/default/pods/low$", 403)
         cluster.add_pod(pod("high", cpu="1", priorityClassName="p1000"))
-        wait_until(lambda: terminating(cluster, "low"), 30, what="the victim terminating after a retry")
+        wait_until(lambda: terminating(cluster, "low") and 200 in deletes_of(proxy, "low"), 30,
+                   what="the victim terminating after a retry (and the proxy's log of its DELETE)")
         assert failed.hits == 1
         assert deletes_of(proxy, "low") == [403, 200]
         log = daemon.log()
@@ -224,7 +225,9 @@ def test_a_delete_that_never_took_effect_is_sent_again_in_the_same_preemption(pr
         else:  # a write is sent once (client-go resends only GETs; Go's transport replays no DELETE)
             rule, lost = proxy.drop_reply("DELETE", r"/namespaces/default/pods/low$", times=1, forward=False), [0]
         cluster.add_pod(pod("high", cpu="1", priorityClassName="p1000"))
-        wait_until(lambda: terminating(cluster, "low"), 30, what="the victim terminating")
+        # The API server marks the victim before it answers; the proxy logs the answer when it reads it.
+        wait_until(lambda: terminating(cluster, "low") and 200 in deletes_of(proxy, "low"), 30,
+                   what="the victim terminating (and the proxy's log of its DELETE)")
         assert rule.hits == len(lost)
         assert deletes_of(proxy, "low") == [*lost, 200]
         log = daemon.log()
