@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor, as_completed
 from typing import Any
@@ -43,13 +44,14 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-class Backend:
+class Backend(ABC):
     """Makes executors, ships snapshots to them, stops them."""
 
     name = "backend"
 
+    @abstractmethod
     def executor(self) -> Executor:
-        raise NotImplementedError
+        """A new executor whose workers run :func:`.cells.run_cell`."""
 
     def ship(self, ref: SnapshotRef) -> Any:
         """What :func:`.cells.run_cell` receives besides the cell for this snapshot (None: the worker reads
@@ -59,8 +61,8 @@ class Backend:
     def stop(self, executor: Executor, now: bool) -> None:
         executor.shutdown(wait=not now, cancel_futures=True)
 
-    def close(self) -> None:
-        """Release what the backend holds (a client connection)."""
+    def close(self) -> None:  # noqa: B027 (optional: only a backend holding a connection overrides it)
+        """Release what the backend holds (a client connection); a local pool holds nothing between runs."""
 
     def describe(self) -> str:
         return self.name
