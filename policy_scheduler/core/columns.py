@@ -243,6 +243,17 @@ class NodeColumns:
         counts = self.matching_counts(namespaces, selector)
         return self.nonzero_rows(self._selector_counts.rows(selector_key(namespaces, selector)), counts)
 
+    def live_matching(self, namespace: str, selector: Selector) -> tuple[np.ndarray, np.ndarray]:
+        """The ascending rows holding pods of ``namespace`` that ``selector`` matches and that are not being
+        deleted, and how many on each: from the kept counts when no cached pod is terminating."""
+        namespaces = (namespace,)
+        if not self.terminating:
+            rows = self.matching_rows(namespaces, selector)
+            return rows, self.matching_counts(namespaces, selector)[rows]
+        pods = [p for p in self.pods_matching(namespaces, selector) if p.deletion_timestamp is None]
+        rows, counts = np.unique(self.node_indices(pods), return_counts=True)
+        return rows, counts.astype(I64)
+
     def sparse_rows(self, rows: Mapping[int, int]) -> np.ndarray | slice:
         """The ascending keys of ``rows`` (the rows where some per-node column may be non-zero) when they are
         few, a sixteenth of the nodes at most; else every row (``slice(None)``), cheaper than sorting them."""

@@ -188,15 +188,10 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
         return None
     rows = counts = np.zeros(0, dtype=I64)
     distinct = set(meta.pod_selectors)
-    if len(distinct) == 1 and not cols.terminating:
-        # One selector (a Service and its RC often select alike) and no terminating pod to leave out: the
-        # columns keep its per-node counts.
-        (selector,) = distinct
-        namespaces = (pod.namespace,)
-        rows = cols.matching_rows(namespaces, selector)
+    if len(distinct) == 1:  # one selector (a Service and its RC often select alike): the columns count it
+        rows, counts = cols.live_matching(pod.namespace, next(iter(distinct)))
         hit, _ = _among(rows, idx)
-        rows = rows[hit]
-        counts = cols.matching_counts(namespaces, selector)[rows]
+        rows, counts = rows[hit], counts[hit]
     elif meta.pod_selectors:
         matched: dict[str, Pod] = {}
         for selector in meta.pod_selectors:

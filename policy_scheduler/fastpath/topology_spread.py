@@ -75,14 +75,8 @@ class _Domains:
 
     def matching_rows(self, selector: Selector) -> np.ndarray:
         """The node rows of the matching pods (the pod's namespace, not being deleted), one per pod."""
-        cols, namespaces = self.cols, (self.pod.namespace,)
-        if not cols.terminating:  # the columns' counts, kept up to date, hold exactly these pods
-            rows = cols.matching_rows(namespaces, selector)
-            return np.repeat(rows, cols.matching_counts(namespaces, selector)[rows])
-        pods = [p for p in cols.pods_matching(namespaces, selector) if p.deletion_timestamp is None]
-        if not pods:
-            return np.zeros(0, dtype=I64)
-        return cols.node_indices(pods)
+        rows, counts = self.cols.live_matching(self.pod.namespace, selector)
+        return np.repeat(rows, counts)
 
 
 def filter_form(cluster_rules: bool):
