@@ -119,7 +119,9 @@ class NodeColumns:
         self.nonzero_memory[i] += sign * pod.nonzero_memory
         self.pod_count[i] += sign
         for name, v in r.scalar.items():
-            self.scalar_requested(name)[i] += sign * v
+            col = self._scalar_req.get(name)
+            if col is not None:  # one not built yet is built from the NodeInfos, which already count this pod
+                col[i] += sign * v
         self._pod_classes.changed(i)
 
     def _index(self, pod: Pod) -> None:

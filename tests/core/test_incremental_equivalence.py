@@ -104,3 +104,22 @@ def test_incremental_state_decides_as_the_reference(history, kind):
             assert meta.pod_selectors == get_selectors(pod, fast.cluster)  # the cached ones are today's
             assert outcome(fast, pod) == outcome(reference, pod), pod.ref
             assert fast.last_node_index == reference.last_node_index
+
+
+def test_the_first_pod_asking_for_an_extended_resource_is_counted_once():
+    """An extended resource's column is built when a pod first asks for it, from the NodeInfos, which already
+    count a pod the cache just took: that pod must not be added to the column a second time."""
+    def node_with(name, foo):
+        return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"allocatable": {"cpu": "4", "memory": str(2**33), "pods": "10", "example.com/foo": str(foo)}}}
+
+    def pod_asking(name, node_name=None):
+        spec = {"containers": [{"name": "c", "image": "nginx:1", "resources": {"requests": {"example.com/foo": "1"}}}]}
+        return {"metadata": {"name": name, "namespace": "default"}, "spec": {**spec, "nodeName": node_name} if node_name else spec}
+
+    for kind in ("DefaultProvider", "all"):
+        fast = build(kind, build_cluster([node_with("node-0", 2), node_with("node-1", 0)], []), vectorized=True)
+        reference = build(kind, build_cluster([node_with("node-0", 2), node_with("node-1", 0)], []), vectorized=False)
+        for scheduler in (fast, reference):
+            scheduler.cluster.add_pod(Pod(pod_asking("bound", "node-0")))
+        assert outcome(fast, Pod(pod_asking("next"))) == outcome(reference, Pod(pod_asking("next"))) == ("node-0", None)
