@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from ..errors import SchedulingError
@@ -38,8 +39,6 @@ class FitError(SchedulingError):
 
 
 def fit_error_message(num_all_nodes: int, failed_predicates: Mapping[str, Sequence[str]]) -> str:
-    counts: Counter[str] = Counter()
-    for reasons in failed_predicates.values():
-        counts.update(str(r) for r in reasons)
+    counts = Counter(map(str, chain.from_iterable(failed_predicates.values())))
     histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
     return f"0/{num_all_nodes} nodes are available: {', '.join(histogram)}."

@@ -79,19 +79,23 @@ def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
 
 def pod_fits_resources_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> list[list[str]]:
     """PodFitsResources' reasons on ``rows``: too many pods, then each resource short, in the reference's order
-    (equal reasons are one object)."""
-    checks = _resource_checks(pod, meta, cols)
-    out: list[list[str]] = [[] for _ in range(len(rows))]
-    made: dict[tuple[str, int, int, int], InsufficientResource] = {}
-    for name, want, used, cap in checks:
-        short = cap[rows] < want + used[rows]
-        for k in np.flatnonzero(short).tolist():
-            i = int(rows[k])
-            key = (name, want, int(used[i]), int(cap[i]))
-            reason = made.get(key)
-            if reason is None:
-                reason = made[key] = InsufficientResource(*key)
-            out[k].append(reason)
+    (equal reasons are one object: rows short of the same resources with the same numbers share them)."""
+    columns = []  # per check some row fails: (check, short, used, allocatable) on the rows
+    for name, want, used, cap in _resource_checks(pod, meta, cols):
+        used_rows, cap_rows = used[rows], cap[rows]
+        short = cap_rows < want + used_rows
+        if short.any():
+            columns.append(((name, want), short, np.where(short, used_rows, 0), np.where(short, cap_rows, 0)))
+    if not columns:
+        return [[] for _ in range(len(rows))]
+    shared: dict[tuple[int, ...], list[str]] = {}
+    out = []
+    for key in zip(*(c.tolist() for _, *parts in columns for c in parts)):
+        reasons = shared.get(key)
+        if reasons is None:
+            reasons = shared[key] = [InsufficientResource(name, want, key[3 * j + 1], key[3 * j + 2])
+                                     for j, ((name, want), *_) in enumerate(columns) if key[3 * j]]
+        out.append(reasons.copy())
     return out
 
 
