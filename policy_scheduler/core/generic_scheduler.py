@@ -244,11 +244,12 @@ class GenericScheduler:
         return explanation
 
     def preempt(
-        self, pod: Pod, error: FitError, pdbs: Sequence[PodDisruptionBudget] = (), nominated_node: str | None = None
+        self, pod: Pod, error: FitError, pdbs: Sequence[PodDisruptionBudget] = (), nominated_node: str | None = None,
+        detail: bool = True,
     ) -> PreemptionResult:
         """``Preempt`` after a FitError: the node, its victims and the nominations to clear (see
         :func:`policy_scheduler.core.preemption.preempt`)."""
-        return preempt(self, pod, error, pdbs=pdbs, nominated_node=nominated_node)
+        return preempt(self, pod, error, pdbs=pdbs, nominated_node=nominated_node, detail=detail)
 
     def _schedule(self, pod: Pod, explanation: Explanation | None) -> str:
         check_schedulable(pod)  # a gated pod, or one carrying a field we refuse (cluster rules only)

@@ -31,10 +31,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import PredicateError, SchedulingError
-from ..fastpath.preemption import VictimArithmetic
+from ..fastpath.preemption import VictimArithmetic, VictimTable
 from ..model.disruption import PodDisruptionBudget
 from ..model.node import Node
 from ..model.pod import Pod
@@ -57,7 +58,7 @@ from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, in
 from .fit_error import NO_NODES_AVAILABLE, FitError
 from .modern_pods import NOT_ELIGIBLE_PREEMPTION_NEVER, never_preempts
 from .nominated import NominatedPodLister, nominated_elsewhere, nominated_node_of
-from .victims import Victims, VictimSelection, lower_priority_pods, reprieve
+from .victims import Victims, VictimSelection, lower_priority_pods, reprieve, victims_key
 
 if TYPE_CHECKING:
     from ..cache.cluster import ClusterState
@@ -99,9 +100,6 @@ UNRESOLVABLE_REASONS: frozenset[str] = frozenset({
     ERR_VOLUME_BIND_CONFLICT,
     ERR_REASON_PV_NOT_EXIST,  # the cluster's rules: 1.26's VolumeBinding says UnschedulableAndUnresolvable
 })
-
-#: Added to each victim's priority before summing, so that every term is positive (``math.MaxInt32 + 1``).
-PRIORITY_OFFSET = 2**31
 
 # What became of a node in one preemption attempt (``NodePreemption.outcome``).
 CHOSEN = "chosen"
@@ -163,10 +161,21 @@ def unresolvable_reasons(reasons: Iterable[str]) -> list[str]:
     return [r for r in reasons if not isinstance(r, ExtenderFailure) and r in UNRESOLVABLE_REASONS]
 
 
-def nodes_where_preemption_might_help(nodes: Sequence[Node], failed_predicates: Mapping[str, Sequence[str]]) -> list[Node]:
+def nodes_where_preemption_might_help(nodes: Sequence[Node], failed_predicates: Mapping[str, Sequence[str]],
+                                      outcomes: dict[str, NodePreemption] | None = None) -> list[Node]:
     """``nodesWherePreemptionMightHelp``: nodes without an unresolvable reason (a node missing from the
-    map qualifies)."""
-    return [n for n in nodes if not unresolvable_reasons(failed_predicates.get(n.name, ()))]
+    map qualifies). ``outcomes`` (optional) receives each other node's unresolvable reasons."""
+    if UNRESOLVABLE_REASONS.isdisjoint(map(str, chain.from_iterable(failed_predicates.values()))):
+        return list(nodes)  # no such reason anywhere (an extender's message of the same text is looked at below)
+    potential = []
+    for node in nodes:
+        unresolvable = unresolvable_reasons(failed_predicates.get(node.name, ()))
+        if not unresolvable:
+            potential.append(node)
+        elif outcomes is not None:
+            outcomes[node.name] = NodePreemption(NOT_HELPFUL, [str(r) for r in dict.fromkeys(unresolvable)],
+                                                 detail="evicting pods cannot cure this")
+    return potential
 
 
 def _copy_metadata(meta: Any) -> Any:
@@ -254,16 +263,6 @@ def select_nodes_for_preemption(
     return result
 
 
-def _victims_key(victims: Victims) -> tuple[int, int, int, int]:
-    pods = victims.pods
-    return (
-        victims.num_pdb_violations,
-        pods[0].priority,
-        sum(p.priority + PRIORITY_OFFSET for p in pods),
-        len(pods),
-    )
-
-
 _STEPS = ("more PDB violations", "a higher-priority first victim", "a higher sum of (priority + 2^31) over its victims",
           "more victims")
 
@@ -281,7 +280,7 @@ def pick_one_node_for_preemption(candidates: Mapping[str, Victims]) -> tuple[str
     for name, victims in candidates.items():
         if not victims.pods:
             return name, {other: "another node needs no eviction" for other in candidates if other != name}
-    keys = {n: _victims_key(v) for n, v in candidates.items()}
+    keys = {n: victims_key(v) for n, v in candidates.items()}
     remaining = list(candidates)
     lost: dict[str, str] = {}
     for step, label in enumerate(_STEPS):
@@ -340,13 +339,15 @@ def preempt(
     *,
     pdbs: Sequence[PodDisruptionBudget] = (),
     nominated_node: str | None = None,
+    detail: bool = True,
 ) -> PreemptionResult:
     """``Preempt(pod, nodeLister, fitError)`` over ``scheduler``'s cluster state.
 
     ``pdbs`` are the cluster's PodDisruptionBudgets (all namespaces). The pods nominated to each node
     come from ``scheduler.nominated_pods``; the preemptor's own nominated node is ``nominated_node`` if
     given, else what that lister says, else the pod object's annotation / status. Raises
-    :class:`SchedulingError` when there are no nodes.
+    :class:`SchedulingError` when there are no nodes. Without ``detail``, ``result.nodes`` holds only the chosen
+    node and those an extender rejected (the decision is the same; the daemon needs no more).
     """
     result = PreemptionResult()
     if never_preempts(pod):  # 1.26 PodEligibleToPreemptOthers: asked before anything else
@@ -369,28 +370,19 @@ def preempt(
     if not nodes:
         raise SchedulingError(NO_NODES_AVAILABLE)
     failed = error.failed_predicates
-    potential = []
-    for node in nodes:
-        unresolvable = unresolvable_reasons(failed.get(node.name, ()))
-        if unresolvable:
-            result.nodes[node.name] = NodePreemption(NOT_HELPFUL, [str(r) for r in dict.fromkeys(unresolvable)],
-                                                     detail="evicting pods cannot cure this")
-        else:
-            potential.append(node)
+    potential = nodes_where_preemption_might_help(nodes, failed, result.nodes if detail else None)
     if not potential:
         log.debug("Preemption will not help schedule pod %s on any node.", pod.name)
         result.nominated_pods_to_clear = [pod]
         result.message = "preemption would not help on any node"
         return result
-    candidates = select_nodes_for_preemption(scheduler, pod, potential, pdbs, result.nodes)
-    while candidates:
-        node_name, lost = pick_one_node_for_preemption(candidates)
-        assert node_name is not None
-        victims = candidates[node_name]
+    candidates = _candidates(scheduler, pod, potential, pdbs, result.nodes if detail else None)
+    while (node_name := candidates.pick()) is not None:
+        victims = candidates.victims(node_name)
         passes, why = node_passes_extenders_for_preemption(scheduler, pod, node_name, victims.pods)
         if passes:
-            for other, reason in lost.items():
-                result.nodes[other] = NodePreemption(NOT_CHOSEN, victims=candidates[other], detail=reason)
+            if detail:
+                candidates.record_losers(result.nodes)
             result.nodes[node_name] = NodePreemption(CHOSEN, victims=victims)
             result.node = node_name
             result.victims = list(victims.pods)
@@ -402,12 +394,69 @@ def preempt(
             _sort_outcomes(result, nodes)
             return result
         result.nodes[node_name] = NodePreemption(EXTENDER_REJECTED, [why or ""], victims=victims, detail=why or "")
-        del candidates[node_name]
+        candidates.drop(node_name)
     result.message = "no node where evicting lower-priority pods makes room"
     _sort_outcomes(result, nodes)
     return result
 
 
+class Candidates(Protocol):
+    """The nodes where evictions make room, as ``Preempt`` walks them: the pick, the picked node's victims, and
+    dropping a node an extender rejects."""
+
+    def pick(self) -> str | None:
+        ...
+
+    def victims(self, name: str) -> Victims:
+        ...
+
+    def drop(self, name: str) -> None:
+        ...
+
+    def record_losers(self, outcomes: dict[str, NodePreemption]) -> None:
+        ...
+
+
+class _EveryNode:
+    """Every candidate's ``Victims`` (``selectNodesForPreemption``), picked by :func:`pick_one_node_for_preemption`,
+    which also says why each other node lost (``explain``)."""
+
+    def __init__(self, candidates: dict[str, Victims]) -> None:
+        self.candidates = candidates
+        self.lost: dict[str, str] = {}
+
+    def pick(self) -> str | None:
+        name, self.lost = pick_one_node_for_preemption(self.candidates)
+        return name
+
+    def victims(self, name: str) -> Victims:
+        return self.candidates[name]
+
+    def drop(self, name: str) -> None:
+        del self.candidates[name]
+
+    def record_losers(self, outcomes: dict[str, NodePreemption]) -> None:
+        for other, reason in self.lost.items():
+            outcomes[other] = NodePreemption(NOT_CHOSEN, victims=self.candidates[other], detail=reason)
+
+
+def _candidates(scheduler: PreemptingScheduler, pod: Pod, potential: Sequence[Node], pdbs: Sequence[PodDisruptionBudget],
+                outcomes: dict[str, NodePreemption] | None) -> Candidates:
+    """Without ``outcomes`` (nobody reads why each node lost) and on the vectorised path, the victim table
+    (:class:`~policy_scheduler.fastpath.preemption.VictimTable`: the same pick, from victim keys kept per class of
+    preemptors); else every node's victims."""
+    if outcomes is None and scheduler.columns is not None:
+        infos = scheduler.cluster.node_infos
+        meta = scheduler.predicate_metadata_producer(pod, infos)
+        arithmetic = VictimArithmetic.plan(scheduler, pod, meta)
+        if arithmetic is not None:
+            return VictimTable(arithmetic, potential, pdbs, infos,
+                               lambda info: select_victims_on_node(scheduler, pod, _copy_metadata(meta), info, pdbs))
+    return _EveryNode(select_nodes_for_preemption(scheduler, pod, potential, pdbs, outcomes))
+
+
 def _sort_outcomes(result: PreemptionResult, nodes: Sequence[Node]) -> None:
+    if len(result.nodes) < 2:
+        return
     order = {n.name: i for i, n in enumerate(nodes)}
     result.nodes = dict(sorted(result.nodes.items(), key=lambda kv: order.get(kv[0], len(order))))

@@ -13,14 +13,16 @@ from collections.abc import Callable, Hashable
 
 import numpy as np
 
-#: ``compute(rows)``: the values on ``rows`` (``slice(None)``: every row), in row order.
+#: ``compute(rows)``: the values on ``rows`` (``slice(None)``: every row), in row order (a value may be a row of
+#: a 2-D array).
 Compute = Callable[[slice | np.ndarray], np.ndarray]
 
 MAX_CLASSES = 128  # arrays kept at most (each one value per node); all are dropped when a new one would exceed it
 
 
 class RowCache:
-    def __init__(self, rows: int) -> None:
+    def __init__(self, rows: int, max_classes: int = MAX_CLASSES) -> None:
+        self._max_classes = max_classes
         self._classes: dict[Hashable, tuple[np.ndarray, list[int]]] = {}  # key -> (values, [position synced to])
         self._log: list[int] = []  # rows changed since position ``_base``
         self._base = 0
@@ -40,7 +42,7 @@ class RowCache:
         end = self._base + len(self._log)
         entry = self._classes.get(key)
         if entry is None or entry[1][0] < self._base:
-            if entry is None and len(self._classes) >= MAX_CLASSES:
+            if entry is None and len(self._classes) >= self._max_classes:
                 self._classes.clear()
             values = compute(slice(None))
             self._classes[key] = (values, [end])

@@ -19,6 +19,9 @@ from ..model.pod import Pod
 
 log = logging.getLogger(__name__)
 
+#: Added to each victim's priority before summing, so that every term is positive (``math.MaxInt32 + 1``).
+PRIORITY_OFFSET = 2**31
+
 
 @dataclass(slots=True)
 class Victims:
@@ -39,6 +42,14 @@ class VictimSelection:
     victims: Victims | None = None
     reasons: list[str] = field(default_factory=list)
     removed: int = 0
+
+
+def victims_key(victims: Victims) -> tuple[int, int, int, int]:
+    """What ``pickOneNodeForPreemption`` compares, in its order: PDB violations, the first victim's priority,
+    the sum of (priority + 2^31) over the victims, their number."""
+    pods = victims.pods
+    return (victims.num_pdb_violations, pods[0].priority if pods else 0,
+            sum(p.priority + PRIORITY_OFFSET for p in pods), len(pods))
 
 
 def pdb_blocking(pod: Pod, pdbs: Iterable[PodDisruptionBudget]) -> PodDisruptionBudget | None:

@@ -18,14 +18,15 @@ other check passed, so the reference's reasons are the resources' (once per pred
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import operator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core.nominated import nominated_elsewhere
-from ..core.victims import VictimSelection, lower_priority_pods, reprieve
+from ..core.victims import Victims, VictimSelection, lower_priority_pods, reprieve, victims_key
 from ..errors import PredicateError
 from ..predicates.host import pod_fits_host
 from ..predicates.node_selector import pod_match_node_selector
@@ -35,6 +36,7 @@ from . import predicate_form
 if TYPE_CHECKING:
     from ..cache.node_info import NodeInfo
     from ..model.disruption import PodDisruptionBudget
+    from ..model.node import Node
     from ..model.pod import Pod
 
 DEPENDENCE = "preemption_dependence"
@@ -174,6 +176,11 @@ class VictimArithmetic:
             return None
         if not self._checks_pass(info):
             return None
+        return self._by_requests(info, pdbs, nominated=True)
+
+    def _by_requests(self, info: NodeInfo, pdbs: Sequence[PodDisruptionBudget], nominated: bool) -> VictimSelection | None:
+        """The arithmetic itself, the checks taken as passed; with ``nominated``, the node's nominated pods of
+        the preemptor's priority or higher count (``addNominatedPods``' first pass)."""
         pod = self.pod
         potential = lower_priority_pods(info.pods, pod.priority)
         if not self.resources:
@@ -182,7 +189,7 @@ class VictimArithmetic:
         for p in potential:
             requested.sub(p.container_request)
         count = len(info.pods) - len(potential)
-        if self.nominated is not None:
+        if nominated and self.nominated is not None:
             # addNominatedPods' first pass; the second (without them) cannot fail where the first fits.
             for p in nominated_elsewhere(self.nominated, pod, info.name):
                 if p.priority >= pod.priority:
@@ -207,6 +214,123 @@ class VictimArithmetic:
             return False
 
         return VictimSelection(True, reprieve(potential, pdbs, keep, info.name), removed=len(potential))
+
+    def victim_keys(self, pdbs: Sequence[PodDisruptionBudget]) -> np.ndarray:
+        """For every row of the columns, :data:`KEY_COLUMNS` of :meth:`_by_requests` without nominated pods:
+        kept per class of preemptors (priority, request, budgets) and brought up to date on the rows whose pods
+        changed, so a preemption costs the nodes that changed since the last one, not every node."""
+        assert self.columns is not None
+        request = self.request
+        key = ("Victims", self.pod.priority, request.milli_cpu, request.memory, request.nvidia_gpu,
+               request.ephemeral_storage, tuple(sorted(request.scalar.items())), self.resources, budgets_key(pdbs))
+        infos = self.columns.infos
+
+        def compute(rows: slice | np.ndarray) -> np.ndarray:
+            selected = infos[rows] if isinstance(rows, slice) else [infos[i] for i in rows.tolist()]
+            out = np.zeros((len(selected), len(KEY_COLUMNS)), dtype=np.int64)
+            for k, info in enumerate(selected):
+                out[k] = encode(self._by_requests(info, pdbs, nominated=False) if info.node is not None else None)
+            return out
+
+        return self.columns.per_preemptor_class(key, compute)
+
+
+# -- one preemption's candidates, picked from the victim table -------------------------------------
+#: A victim table's columns: FITS (1 fits, 0 does not, UNSURE: the node is left to a node-by-node answer), then
+#: what ``pickOneNodeForPreemption`` compares, in its order, the victims' count last.
+KEY_COLUMNS = ("fits", "pdb_violations", "top_priority", "priority_sum", "victims")
+FITS, PDB_VIOLATIONS, TOP_PRIORITY, PRIORITY_SUM, COUNT = range(len(KEY_COLUMNS))
+UNSURE = 2
+
+
+def encode(selection: VictimSelection | None) -> tuple[int, int, int, int, int]:
+    """One node's row of a victim table: FITS, then its ``victims_key`` when it fits."""
+    if selection is None:
+        return (UNSURE, 0, 0, 0, 0)
+    if not selection.fits:
+        return (0, 0, 0, 0, 0)
+    assert selection.victims is not None
+    return (1, *victims_key(selection.victims))
+
+
+def budgets_key(pdbs: Sequence[PodDisruptionBudget]) -> tuple[tuple[str, str, int, str], ...]:
+    """What the reprieve reads of the budgets, in order (a budget updated or re-ordered is another class)."""
+    return tuple((b.namespace, b.name, b.disruptions_allowed, repr((b.raw.get("spec") or {}).get("selector")))
+                 for b in pdbs)
+
+
+class VictimTable:
+    """The candidates of one preemption on the vectorised path: every potential node's victim keys, from the
+    class's table where the node holds no nominated pod and passes the preemptor's pod-independent checks, node
+    by node (the arithmetic, else ``reference``) elsewhere. :meth:`pick` is ``pickOneNodeForPreemption`` over
+    them; :meth:`victims` builds the chosen node's ``Victims`` only."""
+
+    def __init__(self, arithmetic: VictimArithmetic, potential: Sequence[Node], pdbs: Sequence[PodDisruptionBudget],
+                 infos: Mapping[str, NodeInfo], reference: Callable[[NodeInfo | None], VictimSelection]) -> None:
+        cols = arithmetic.columns
+        assert cols is not None
+        self.arithmetic, self.pdbs, self.infos, self.reference = arithmetic, pdbs, infos, reference
+        self.names = [n.name for n in potential]
+        index = cols.index
+        if len(potential) == len(cols.nodes) and all(map(operator.is_, potential, cols.nodes)):
+            rows = np.arange(len(potential), dtype=np.int64)  # every node, as the columns hold them
+        else:
+            rows = np.fromiter((index.get(name, -1) for name in self.names), dtype=np.int64, count=len(self.names))
+        keys = np.zeros((len(rows), len(KEY_COLUMNS)), dtype=np.int64)
+        known = rows >= 0
+        keys[known] = arithmetic.victim_keys(pdbs)[rows[known]]
+        by_node = ~known | (keys[:, FITS] == UNSURE)
+        if arithmetic.per_node:
+            by_node[:] = True
+        elif arithmetic.mask is not None:
+            by_node[known] |= ~arithmetic.mask[rows[known]]
+        if arithmetic.nominated is not None:
+            position = np.full(len(cols.names), -1, dtype=np.int64)
+            position[rows[known]] = np.flatnonzero(known)
+            for name in arithmetic.nominated.nominated_nodes():
+                row = index.get(name)
+                if row is not None and position[row] >= 0 and nominated_elsewhere(arithmetic.nominated, arithmetic.pod, name):
+                    by_node[position[row]] = True
+        self.selections: dict[int, VictimSelection] = {}
+        for k in np.flatnonzero(by_node).tolist():
+            info = infos.get(self.names[k])
+            selection = arithmetic.select(info, pdbs) if info is not None else None
+            if selection is None:
+                selection = reference(info)
+            self.selections[k] = selection
+            keys[k] = encode(selection)
+        self.keys = keys
+        self.candidates = np.flatnonzero(keys[:, FITS] == 1)
+
+    def pick(self) -> str | None:
+        """``pickOneNodeForPreemption``: a node needing no eviction at once, else the fewest PDB violations, the
+        lowest first victim's priority, the smallest sum, the fewest victims; ties to the first in node order."""
+        candidates = self.candidates
+        if not candidates.size:
+            return None
+        keys = self.keys[candidates]
+        free = np.flatnonzero(keys[:, COUNT] == 0)
+        if free.size:
+            return self.names[int(candidates[free[0]])]
+        left = np.arange(candidates.size)
+        for column in (PDB_VIOLATIONS, TOP_PRIORITY, PRIORITY_SUM, COUNT):
+            values = keys[left, column]
+            left = left[values == values.min()]
+            if left.size == 1:
+                break
+        return self.names[int(candidates[left[0]])]
+
+    def victims(self, name: str) -> Victims:
+        k = self.names.index(name)
+        selection = self.selections.get(k)
+        if selection is None:
+            selection = self.arithmetic.select(self.infos[name], self.pdbs)  # a table row: the same arithmetic
+        assert selection is not None and selection.fits and selection.victims is not None
+        return selection.victims
+
+    def drop(self, name: str) -> None:
+        k = self.names.index(name)
+        self.candidates = self.candidates[self.candidates != k]
 
 
 def nominated_first_pass(scheduler: Any, pod: Pod, meta: Any) -> Callable[[NodeInfo, Sequence[Pod]], bool | None] | None:

@@ -177,7 +177,7 @@ class Preemptor:
             # unschedulableQ for an event that came while it was out of the queue).
             return "not_eligible", in_flight
         try:
-            result = algorithm.preempt(preemptor, error, self.pdbs())
+            result = algorithm.preempt(preemptor, error, self.pdbs(), detail=False)
         except SchedulingError as e:
             log.error("Error preempting victims to make room for %s: %s", pod.ref, e)
             return "error", False

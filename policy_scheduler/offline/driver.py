@@ -137,6 +137,7 @@ class OfflineDriver:
         self.queue.namespace_labels = self.cluster.namespace_labels  # waiting pods' namespaceSelectors
         self.pdbs = list(pdbs)
         self.progress = progress
+        self.explain = explain  # preemption then says why each node lost
         # 1.9 re-queues through the requeuer's back-off; the three-queue form backs pods off itself.
         self.backoff = None if isinstance(self.queue, ThreeQueuePriorityQueue) else PodBackoff(clock=self.clock)
         if pod_priority and isinstance(self.queue, NominatingQueue):  # the queue's nominations count
@@ -253,7 +254,7 @@ class OfflineDriver:
         a node was chosen (the pod is re-queued as the daemon's preemption worker re-queues it)."""
         assert isinstance(self.queue, NominatingQueue)
         state = self.result.progress[pod.key]
-        result = algorithm.preempt(pod, error, self.pdbs, self.queue.node_for(pod) or "")
+        result = algorithm.preempt(pod, error, self.pdbs, self.queue.node_for(pod) or "", detail=self.explain)
         state.last_result, state.preemption = result, result.message
         if result.post_filter_message:  # preemptionPolicy Never: the message says why it did not preempt
             error.add_post_filter_message(result.post_filter_message)
