@@ -59,6 +59,7 @@ class ClusterState:
         # every NodeInfo runs only when one of them is there.
         self._nodeless: set[str] = set()
         self._unusable_anti_affinity: set[str] = set()  # pod keys
+        self._required_anti_affinity: set[str] = set()  # cached pods with a required anti-affinity term (keys)
         # How many cached pods use each claim (upstream's NodeInfo.PVCRefCounts, summed over the nodes).
         self.claim_users: Counter[tuple[str, str]] = Counter()
         # The volume binder's assumptions (upstream's PV/PVC assume caches): a PV pre-bound or a claim
@@ -103,6 +104,11 @@ class ClusterState:
         evaluated: only then can the metadata's walk over every NodeInfo find a failure."""
         return bool(self._nodeless or self._unusable_anti_affinity)
 
+    @property
+    def has_required_anti_affinity(self) -> bool:
+        """Whether a cached pod has a required anti-affinity term (else no term can match an incoming pod)."""
+        return bool(self._required_anti_affinity)
+
     def node_list(self) -> list[Node]:
         """``NodeLister.List()``: every node, in name order (upstream's order is unspecified)."""
         if self._node_list is None:
@@ -130,8 +136,12 @@ class ClusterState:
             info = self.node_infos[pod.node_name] = NodeInfo()
             self._nodeless.add(pod.node_name)
         info.add_pod(pod)
-        if pod.has_pod_affinity_constraints and required_anti_affinity_error(pod) is not None:
-            self._unusable_anti_affinity.add(pod.key)
+        if pod.has_pod_affinity_constraints:
+            if required_anti_affinity_error(pod) is not None:
+                self._unusable_anti_affinity.add(pod.key)
+            anti_affinity = pod.affinity.pod_anti_affinity if pod.affinity is not None else None
+            if anti_affinity is not None and anti_affinity.required:
+                self._required_anti_affinity.add(pod.key)
         for observer in self.observers:
             observer.pod_added(pod)
 
@@ -148,6 +158,7 @@ class ClusterState:
             del self.node_infos[cached.node_name]
             self._nodeless.discard(cached.node_name)
         self._unusable_anti_affinity.discard(cached.key)
+        self._required_anti_affinity.discard(cached.key)
         for observer in self.observers:
             observer.pod_removed(cached)
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
 
 from ..errors import SchedulingError
 from .modern_pods import with_post_filter_message
@@ -21,24 +23,108 @@ if TYPE_CHECKING:
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 
-class FitError(SchedulingError):
-    """No node fits the pod; the message is 1.9's ``0/N nodes are available: <histogram>.``"""
+class ReasonRows(Protocol):
+    """One predicate's failure reasons on some rows of the node columns (a FitError's part): how many rows give
+    each reason, which rows give any, and each row's list, made only when someone reads them. Whatever it reads
+    of the cluster it has copied: the lists are those of the moment it was made."""
 
-    def __init__(self, pod: Pod, num_all_nodes: int, failed_predicates: dict[str, list[str]]) -> None:
+    def counts(self) -> Counter[str]:
+        ...
+
+    def nonempty(self) -> np.ndarray:
+        ...
+
+    def lists(self) -> list[list[str]]:
+        ...
+
+
+class ReasonLists:
+    """Reasons already listed, one list per row (a predicate without a counted form, the two-pass check)."""
+
+    def __init__(self, lists: list[list[str]]) -> None:
+        self._lists = lists
+
+    def counts(self) -> Counter[str]:
+        return Counter(map(str, chain.from_iterable(self._lists)))
+
+    def nonempty(self) -> np.ndarray:
+        return np.fromiter(map(bool, self._lists), dtype=bool, count=len(self._lists))
+
+    def lists(self) -> list[list[str]]:
+        return self._lists
+
+
+class RowReasons:
+    """A FitError's reasons on every node, as the vectorised path finds them: parts in predicate order, each
+    ``(rows, ReasonRows)``; a node's reasons are its rows' in that order. The histogram is counted at once; the
+    per-node map is listed the first time it is read (a daemon's pod that cannot preempt never reads it)."""
+
+    def __init__(self, names: Sequence[str], parts: Sequence[tuple[np.ndarray, ReasonRows]]) -> None:
+        self.names = names
+        self.parts = parts
+
+    def covers_every_node(self) -> bool:
+        """Every node has a reason (else the reference would let one through)."""
+        covered = np.zeros(len(self.names), dtype=bool)
+        for rows, part in self.parts:
+            covered[rows[part.nonempty()]] = True
+        return bool(covered.all())
+
+    def counts(self) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for _, part in self.parts:
+            counts.update(part.counts())
+        return counts
+
+    def by_node(self) -> dict[str, list[str]]:
+        per_row: list[list[str]] = [[] for _ in self.names]
+        for rows, part in self.parts:
+            for i, reasons in zip(rows.tolist(), part.lists()):
+                per_row[i].extend(reasons)
+        return dict(zip(self.names, per_row))
+
+
+class FitError(SchedulingError):
+    """No node fits the pod; the message is 1.9's ``0/N nodes are available: <histogram>.``
+
+    ``failed_predicates`` maps every node to its reasons (from :class:`RowReasons`, listed when first read);
+    ``reason_counts`` is the histogram, by reason text."""
+
+    def __init__(self, pod: Pod, num_all_nodes: int, failed_predicates: dict[str, list[str]] | RowReasons) -> None:
         self.pod = pod
         self.num_all_nodes = num_all_nodes
-        self.failed_predicates = failed_predicates
+        if isinstance(failed_predicates, RowReasons):
+            self._failed, self._rows = None, failed_predicates
+            self.reason_counts = failed_predicates.counts()
+        else:
+            self._failed, self._rows = failed_predicates, None
+            self.reason_counts = reason_counts(failed_predicates)
         self.post_filter_message = ""
-        super().__init__(fit_error_message(num_all_nodes, failed_predicates))
+        super().__init__(histogram_message(num_all_nodes, self.reason_counts))
+
+    @property
+    def failed_predicates(self) -> dict[str, list[str]]:
+        if self._failed is None:
+            assert self._rows is not None
+            self._failed, self._rows = self._rows.by_node(), None
+        return self._failed
 
     def add_post_filter_message(self, message: str) -> None:
         """Upstream's ``Diagnosis.PostFilterMsg`` (cluster rules: only ``preemptionPolicy: Never``'s, 1.9
         appends none): the message becomes ``<histogram>. <message>.`` as ``FitError.Error()`` prints it."""
         self.post_filter_message = message
-        self.args = (with_post_filter_message(fit_error_message(self.num_all_nodes, self.failed_predicates), message),)
+        self.args = (with_post_filter_message(histogram_message(self.num_all_nodes, self.reason_counts), message),)
+
+
+def reason_counts(failed_predicates: Mapping[str, Sequence[str]]) -> Counter[str]:
+    """How many times each reason text occurs over every node."""
+    return Counter(map(str, chain.from_iterable(failed_predicates.values())))
+
+
+def histogram_message(num_all_nodes: int, counts: Mapping[str, int]) -> str:
+    histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
+    return f"0/{num_all_nodes} nodes are available: {', '.join(histogram)}."
 
 
 def fit_error_message(num_all_nodes: int, failed_predicates: Mapping[str, Sequence[str]]) -> str:
-    counts = Counter(map(str, chain.from_iterable(failed_predicates.values())))
-    histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
-    return f"0/{num_all_nodes} nodes are available: {', '.join(histogram)}."
+    return histogram_message(num_all_nodes, reason_counts(failed_predicates))

@@ -45,7 +45,7 @@ from ..model.pod import Pod
 from ..predicates import ORDERING
 from .columns import NodeColumns
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
-from .fit_error import NO_NODES_AVAILABLE, FitError
+from .fit_error import NO_NODES_AVAILABLE, FitError, ReasonLists, ReasonRows, RowReasons
 from .fit_error import fit_error_message as fit_error_message  # re-exported: its importers predate fit_error
 from .modern_pods import PodGatedError, check_schedulable
 from .nominated import NominatedPodLister, add_nominated_pods, nominated_elsewhere
@@ -611,7 +611,7 @@ class GenericScheduler:
 
     def _failed_vectorized(
         self, pod: Pod, meta: Any, cols: NodeColumns, verdicts: list[tuple[FitPredicate, np.ndarray]]
-    ) -> dict[str, list[str]] | None:
+    ) -> RowReasons | None:
         """Every node's failure reasons when none fits, as the reference path would give them: on each node
         only the predicates whose verdict was False run (a passing predicate adds no reason), in order; a
         node holding nominated pods gets the whole reference two-pass check. None if a predicate errs."""
@@ -622,26 +622,28 @@ class GenericScheduler:
                 if i is not None and nominated_elsewhere(self.nominated_pods, pod, name):
                     nominated[i] = True
         infos = cols.infos
-        per_row: list[list[str]] = [[] for _ in infos]
+        parts: list[tuple[np.ndarray, ReasonRows]] = []
         try:
-            # Predicate by predicate, in order, the reasons on the rows it rejected: all at once where it has
+            # Predicate by predicate, in order, the reasons on the rows it rejected: counted at once where it has
             # a reasons form.
             for predicate, fits in verdicts:
                 rows = np.flatnonzero(~fits & ~nominated)
+                if not rows.size:
+                    continue
                 form = reasons_form(predicate)
                 if form is not None:
-                    for i, reasons in zip(rows.tolist(), form(pod, meta, cols, rows)):
-                        per_row[i].extend(reasons)
+                    parts.append((rows, form(pod, meta, cols, rows)))
                 else:
-                    for i in rows.tolist():
-                        per_row[i].extend(predicate(pod, meta, infos[i])[1])
-            for i in np.flatnonzero(nominated).tolist():
-                per_row[i] = self.pod_fits_on_node(pod, meta, infos[i])
+                    parts.append((rows, ReasonLists([list(predicate(pod, meta, infos[i])[1]) for i in rows.tolist()])))
+            rows = np.flatnonzero(nominated)
+            if rows.size:
+                parts.append((rows, ReasonLists([list(self.pod_fits_on_node(pod, meta, infos[i])) for i in rows.tolist()])))
         except PredicateError:
             return None
-        if not all(per_row):
+        reasons = RowReasons(cols.names, parts)
+        if not reasons.covers_every_node():
             return None  # the reference would let a node through: it decides
-        return dict(zip(cols.names, per_row))
+        return reasons
 
     def _nominated_verdicts(self, pod: Pod, meta: Any, cols: NodeColumns, mask: np.ndarray) -> bool:
         """Replace the vectorised verdict of each node holding nominated pods by the two-pass one (the first

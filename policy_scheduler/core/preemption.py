@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import PredicateError, SchedulingError
@@ -165,8 +164,6 @@ def nodes_where_preemption_might_help(nodes: Sequence[Node], failed_predicates: 
                                       outcomes: dict[str, NodePreemption] | None = None) -> list[Node]:
     """``nodesWherePreemptionMightHelp``: nodes without an unresolvable reason (a node missing from the
     map qualifies). ``outcomes`` (optional) receives each other node's unresolvable reasons."""
-    if UNRESOLVABLE_REASONS.isdisjoint(map(str, chain.from_iterable(failed_predicates.values()))):
-        return list(nodes)  # no such reason anywhere (an extender's message of the same text is looked at below)
     potential = []
     for node in nodes:
         unresolvable = unresolvable_reasons(failed_predicates.get(node.name, ()))
@@ -369,8 +366,10 @@ def preempt(
     nodes = scheduler.cluster.node_list()
     if not nodes:
         raise SchedulingError(NO_NODES_AVAILABLE)
-    failed = error.failed_predicates
-    potential = nodes_where_preemption_might_help(nodes, failed, result.nodes if detail else None)
+    if UNRESOLVABLE_REASONS.isdisjoint(error.reason_counts):
+        potential = list(nodes)  # no such reason on any node (an extender's message of the same text is looked at)
+    else:
+        potential = nodes_where_preemption_might_help(nodes, error.failed_predicates, result.nodes if detail else None)
     if not potential:
         log.debug("Preemption will not help schedule pod %s on any node.", pod.name)
         result.nominated_pods_to_clear = [pod]

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import predicates as reference
-from ..algorithm import InsufficientResource
 from ..core.affinity_terms import REQUIRED_ANTI_AFFINITY
+from ..core.fit_error import ReasonLists, ReasonRows
 from ..errors import PredicateError
 from ..features import FeatureGates
 from ..model.labels import IN, SelectorError, set_selector_matches
@@ -28,6 +28,7 @@ from ..predicates.node_selector import cluster_required_terms
 from ..predicates.volume_binder import ClusterVolumeBindingChecker
 from ..predicates.volume_count import MaxPDVolumeCountChecker
 from ..predicates.volume_zone import VolumeZoneChecker
+from .reasons import Concatenated, ResourceShortfalls
 
 if TYPE_CHECKING:
     from ..core.columns import NodeColumns
@@ -77,26 +78,15 @@ def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
     return cols.per_pod_class(("PodFitsResources", key), fits)
 
 
-def pod_fits_resources_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> list[list[str]]:
-    """PodFitsResources' reasons on ``rows``: too many pods, then each resource short, in the reference's order
-    (equal reasons are one object: rows short of the same resources with the same numbers share them)."""
-    columns = []  # per check some row fails: (check, short, used, allocatable) on the rows
+def pod_fits_resources_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> ResourceShortfalls:
+    """PodFitsResources' reasons on ``rows``: too many pods, then each resource short, in the reference's order."""
+    checks = []
     for name, want, used, cap in _resource_checks(pod, meta, cols):
-        used_rows, cap_rows = used[rows], cap[rows]
+        used_rows, cap_rows = used[rows], cap[rows]  # copies: the reasons are those of now
         short = cap_rows < want + used_rows
         if short.any():
-            columns.append(((name, want), short, np.where(short, used_rows, 0), np.where(short, cap_rows, 0)))
-    if not columns:
-        return [[] for _ in range(len(rows))]
-    shared: dict[tuple[int, ...], list[str]] = {}
-    out = []
-    for key in zip(*(c.tolist() for _, *parts in columns for c in parts)):
-        reasons = shared.get(key)
-        if reasons is None:
-            reasons = shared[key] = [InsufficientResource(name, want, key[3 * j + 1], key[3 * j + 2])
-                                     for j, ((name, want), *_) in enumerate(columns) if key[3 * j]]
-        out.append(reasons.copy())
-    return out
+            checks.append((name, want, short, used_rows, cap_rows))
+    return ResourceShortfalls(len(rows), checks)
 
 
 def pod_fits_host(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
@@ -170,16 +160,19 @@ def general_predicates(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
     )
 
 
-def general_predicates_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> list[list[str]]:
+def general_predicates_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> Concatenated:
     """GeneralPredicates' reasons on ``rows``: the resources', then host name's, host ports' and node
     selector's (the reference's own, on the rows where their verdict is False), concatenated in that order."""
-    out = pod_fits_resources_reasons(pod, meta, cols, rows)
+    parts: list[ReasonRows] = [pod_fits_resources_reasons(pod, meta, cols, rows)]
     for check, form in ((reference.pod_fits_host, pod_fits_host), (reference.pod_fits_host_ports, pod_fits_host_ports),
                         (reference.pod_match_node_selector, pod_match_node_selector)):
-        fits = form(pod, meta, cols)
-        for k in np.flatnonzero(~fits[rows]).tolist():
-            out[k].extend(check(pod, meta, cols.infos[int(rows[k])])[1])
-    return out
+        failing = np.flatnonzero(~form(pod, meta, cols)[rows]).tolist()
+        if failing:
+            lists: list[list[str]] = [[] for _ in range(len(rows))]
+            for k in failing:
+                lists[k] = list(check(pod, meta, cols.infos[int(rows[k])])[1])
+            parts.append(ReasonLists(lists))
+    return Concatenated(parts)
 
 
 def check_node_condition(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:

@@ -267,6 +267,8 @@ class PredicateMetadataFactory:
             node_infos=node_infos,
             namespace_labels=self.cluster.namespace_labels(pod.namespace),
         )
+        if node_infos is self.cluster.node_infos and not self.cluster.has_required_anti_affinity:
+            meta.anti_affinity_terms = {}  # no cached pod has a term to match: the walk over every node finds none
         for name, precompute in list(self.producers.items()):
             log.debug("Precompute: %s", name)
             precompute(meta)

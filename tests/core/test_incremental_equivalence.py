@@ -17,6 +17,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from policy_scheduler.core.fit_error import FitError
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.model.workloads import Service
@@ -123,3 +124,35 @@ def test_the_first_pod_asking_for_an_extended_resource_is_counted_once():
         for scheduler in (fast, reference):
             scheduler.cluster.add_pod(Pod(pod_asking("bound", "node-0")))
         assert outcome(fast, Pod(pod_asking("next"))) == outcome(reference, Pod(pod_asking("next"))) == ("node-0", None)
+
+
+def test_a_fit_errors_reasons_are_those_of_the_moment_it_was_raised():
+    """The vectorised path counts a FitError's reasons at once and lists them per node when first read: a read
+    after the cluster changed still gives the reasons (numbers included) of the moment the pod failed."""
+    def node_with(name):
+        return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"allocatable": {"cpu": "2", "memory": str(2**32), "pods": "10"}}}
+
+    def pod_asking(name, cpu, node_name=None):
+        spec = {"containers": [{"name": "c", "image": "nginx:1", "resources": {"requests": {"cpu": cpu}}}]}
+        if node_name:
+            spec["nodeName"] = node_name
+        return {"metadata": {"name": name, "namespace": "default", "uid": name}, "spec": spec}
+
+    def reasons(error):
+        return {n: [(str(r), getattr(r, "used", None), getattr(r, "capacity", None)) for r in rs]
+                for n, rs in error.failed_predicates.items()}
+
+    node_list = [node_with("node-0"), node_with("node-1")]
+    existing = [pod_asking("a", "1500m", "node-0"), pod_asking("b", "1", "node-1")]
+    errors = {}
+    for vectorized in (True, False):
+        scheduler = build("DefaultProvider", build_cluster(node_list, existing), vectorized=vectorized)
+        try:
+            scheduler.schedule(Pod(pod_asking("big", "1500m")))
+        except FitError as e:
+            errors[vectorized] = e
+        scheduler.cluster.add_pod(Pod(pod_asking("later", "250m", "node-1")))  # after the error, before the read
+    assert str(errors[True]) == str(errors[False]) == "0/2 nodes are available: 2 Insufficient cpu."
+    assert reasons(errors[True]) == reasons(errors[False]) == {
+        "node-0": [("Insufficient cpu", 1500, 2000)], "node-1": [("Insufficient cpu", 1000, 2000)]}

@@ -10,6 +10,7 @@ score must equal what the reference functions compute node by node.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -259,10 +260,12 @@ def check_forms_against_reference(scheduler, pod):
         explain = reasons_form(predicate)
         if explain is not None:
             rows = np.flatnonzero(~mask)
-            got = explain(pod, meta, cols, rows)
-            for i, reasons in zip(rows.tolist(), got):
-                expected = predicate(pod, meta, cols.infos[i])[1]
+            got = explain(pod, meta, cols, rows)  # counted at once, listed on demand: both must be the reference's
+            expected_lists = [predicate(pod, meta, cols.infos[i])[1] for i in rows.tolist()]
+            for i, reasons, expected in zip(rows.tolist(), got.lists(), expected_lists):
                 assert [_reason(r) for r in reasons] == [_reason(r) for r in expected], (name, cols.names[i])
+            assert got.counts() == Counter(str(r) for reasons in expected_lists for r in reasons), name
+            assert got.nonempty().tolist() == [bool(reasons) for reasons in expected_lists], name
     check_priority_forms(scheduler, pod, np.arange(len(cols.names)))
 
 
