@@ -37,15 +37,16 @@ from ..algorithm import FitPredicate, HostPriority, PriorityConfig
 from ..cache.cluster import ClusterState
 from ..cache.node_info import NodeInfo
 from ..errors import PredicateError, PriorityError, SchedulingError
-from ..fastpath import predicate_form, priority_form, reasons_form
+from ..fastpath import predicate_form, priority_form
 from ..fastpath.narrowing import named_candidates
 from ..fastpath.preemption import nominated_first_pass
+from ..fastpath.reasons import failed_on_every_node
 from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
 from .columns import NodeColumns
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
-from .fit_error import NO_NODES_AVAILABLE, FitError, ReasonLists, ReasonRows, RowReasons
+from .fit_error import NO_NODES_AVAILABLE, FitError
 from .fit_error import fit_error_message as fit_error_message  # re-exported: its importers predate fit_error
 from .modern_pods import PodGatedError, check_schedulable
 from .nominated import NominatedPodLister, add_nominated_pods, nominated_elsewhere
@@ -538,7 +539,7 @@ class GenericScheduler:
             return None
         candidates, verdicts, meta = filtered
         if not candidates.size:
-            failed = self._failed_vectorized(pod, meta, cols, verdicts)
+            failed = failed_on_every_node(pod, meta, cols, verdicts, self.nominated_pods, self.pod_fits_on_node)
             if failed is None:
                 return None
             raise FitError(pod, len(cols.names), failed)
@@ -608,42 +609,6 @@ class GenericScheduler:
         if self.nominated_pods is not None and not self._nominated_verdicts(pod, meta, cols, mask):
             return None
         return np.flatnonzero(mask), verdicts, meta
-
-    def _failed_vectorized(
-        self, pod: Pod, meta: Any, cols: NodeColumns, verdicts: list[tuple[FitPredicate, np.ndarray]]
-    ) -> RowReasons | None:
-        """Every node's failure reasons when none fits, as the reference path would give them: on each node
-        only the predicates whose verdict was False run (a passing predicate adds no reason), in order; a
-        node holding nominated pods gets the whole reference two-pass check. None if a predicate errs."""
-        nominated = np.zeros(len(cols.names), dtype=bool)
-        if self.nominated_pods is not None:
-            for name in self.nominated_pods.nominated_nodes():
-                i = cols.index.get(name)
-                if i is not None and nominated_elsewhere(self.nominated_pods, pod, name):
-                    nominated[i] = True
-        infos = cols.infos
-        parts: list[tuple[np.ndarray, ReasonRows]] = []
-        try:
-            # Predicate by predicate, in order, the reasons on the rows it rejected: counted at once where it has
-            # a reasons form.
-            for predicate, fits in verdicts:
-                rows = np.flatnonzero(~fits & ~nominated)
-                if not rows.size:
-                    continue
-                form = reasons_form(predicate)
-                if form is not None:
-                    parts.append((rows, form(pod, meta, cols, rows)))
-                else:
-                    parts.append((rows, ReasonLists([list(predicate(pod, meta, infos[i])[1]) for i in rows.tolist()])))
-            rows = np.flatnonzero(nominated)
-            if rows.size:
-                parts.append((rows, ReasonLists([list(self.pod_fits_on_node(pod, meta, infos[i])) for i in rows.tolist()])))
-        except PredicateError:
-            return None
-        reasons = RowReasons(cols.names, parts)
-        if not reasons.covers_every_node():
-            return None  # the reference would let a node through: it decides
-        return reasons
 
     def _nominated_verdicts(self, pod: Pod, meta: Any, cols: NodeColumns, mask: np.ndarray) -> bool:
         """Replace the vectorised verdict of each node holding nominated pods by the two-pass one (the first

@@ -8,9 +8,10 @@ the scheduler then runs the reference function instead.
 
 * predicate form: ``(pod, meta, columns) -> bool array over all nodes | None``
 * priority form: ``(pod, meta, columns, candidates: int array) -> int64 scores after reduce | None``
-* reasons form (a predicate's, optional): ``(pod, meta, columns, rows: int array) -> list of reason lists``, the
-  reference's reasons on each of ``rows`` (where the predicate form said False), raising PredicateError where
-  the reference would; it spares a pod that fits nowhere the per-node reference pass for its FitError
+* reasons form (a predicate's, optional): ``(pod, meta, columns, rows: int array) -> ReasonRows``
+  (:mod:`policy_scheduler.core.fit_error`), the reference's reasons on each of ``rows`` (where the predicate form
+  said False), counted at once and listed on demand, raising PredicateError where the reference would; it spares
+  a pod that fits nowhere the per-node reference pass for its FitError
 
 Forms are attached to the reference callables by :func:`attach`; a priority form states the reduce
 function it already includes, and is used only when the configured reduce is that one.

@@ -1,20 +1,68 @@
-"""Reasons forms' results (:class:`~policy_scheduler.core.fit_error.ReasonRows`) that count without listing.
+"""A FitError's reasons on the vectorised path: every node's, counted at once, listed only when read.
 
 A pod that fits nowhere at 5,000 nodes has 5,000 reason lists, and a daemon mostly needs only their histogram
-(the FitError's message): a preemptor retried while its victims go fails on every node again and again. These
-keep the numbers that make the reasons (copied from the columns), count them at once with numpy, and list them
-per row only when the FitError's per-node map is read.
+(the FitError's message): a preemptor retried while its victims go fails on every node again and again.
+:func:`failed_on_every_node` asks each predicate that failed for its reasons on the rows it rejected; a reasons
+form answers with rows that keep the numbers that make the reasons (copied from the columns), count them with
+numpy, and list them per row only when the FitError's per-node map is read
+(:class:`~policy_scheduler.core.fit_error.RowReasons`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..algorithm import InsufficientResource
-from ..core.fit_error import ReasonRows
+from ..algorithm import FitPredicate, InsufficientResource
+from ..core.fit_error import ReasonLists, ReasonRows, RowReasons
+from ..core.nominated import NominatedPodLister, nominated_elsewhere
+from ..errors import PredicateError
+from . import reasons_form
+
+if TYPE_CHECKING:
+    from ..cache.node_info import NodeInfo
+    from ..core.columns import NodeColumns
+    from ..model.pod import Pod
+
+
+def failed_on_every_node(
+    pod: Pod, meta: Any, cols: NodeColumns, verdicts: Sequence[tuple[FitPredicate, np.ndarray]],
+    nominated_pods: NominatedPodLister | None, pod_fits_on_node: Callable[[Pod, Any, NodeInfo], list[str]],
+) -> RowReasons | None:
+    """Every node's failure reasons when none fits, as the reference path would give them: on each node only the
+    predicates whose verdict was False run (a passing predicate adds no reason), in order; a node holding
+    nominated pods gets the whole reference two-pass check (``pod_fits_on_node``). None if a predicate errs, or
+    if a node would have no reason (the reference would let it through: it decides)."""
+    nominated = np.zeros(len(cols.names), dtype=bool)
+    if nominated_pods is not None:
+        for name in nominated_pods.nominated_nodes():
+            i = cols.index.get(name)
+            if i is not None and nominated_elsewhere(nominated_pods, pod, name):
+                nominated[i] = True
+    infos = cols.infos
+    parts: list[tuple[np.ndarray, ReasonRows]] = []
+    try:
+        # Predicate by predicate, in order, the reasons on the rows it rejected: counted at once where it has a
+        # reasons form.
+        for predicate, fits in verdicts:
+            rows = np.flatnonzero(~fits & ~nominated)
+            if not rows.size:
+                continue
+            form = reasons_form(predicate)
+            if form is not None:
+                parts.append((rows, form(pod, meta, cols, rows)))
+            else:
+                parts.append((rows, ReasonLists([list(predicate(pod, meta, infos[i])[1]) for i in rows.tolist()])))
+        rows = np.flatnonzero(nominated)
+        if rows.size:
+            parts.append((rows, ReasonLists([list(pod_fits_on_node(pod, meta, infos[i])) for i in rows.tolist()])))
+    except PredicateError:
+        return None
+    reasons = RowReasons(cols.names, parts)
+    return reasons if reasons.covers_every_node() else None
 
 
 class ResourceShortfalls:
