@@ -20,7 +20,7 @@ import pytest
 from .daemon import Cluster, DaemonProcess, node, pod, wait_until
 from .envtest import VERSIONS, EnvtestServer, start_server
 from .faultproxy import FaultProxy
-from .test_daemon import BINDING, successful_binds
+from .test_daemon import BINDING, logged_binds, successful_binds
 
 PODS_WATCH = r"^/api/v1/pods$"  # the daemon's pod reflector: lists and watches all namespaces' pods
 Spawn = Callable[..., DaemonProcess]
@@ -74,10 +74,7 @@ def assert_each_bound_once(proxy: FaultProxy, cluster: Cluster, names: list[str]
     other pod the daemon bound), and no node is over capacity."""
     bound = cluster.bound()
     assert sorted(set(names) - bound.keys()) == []
-    # The API server commits a binding before it answers; the proxy logs the answer when it reads it, so a pod
-    # can show bound a moment before its bind is in the log (seen on a loaded CI machine).
-    wait_until(lambda: set(names) <= successful_binds(proxy).keys(), 10, what="the proxy to log every bind")
-    binds = successful_binds(proxy)
+    binds = logged_binds(proxy, names)
     assert {name: n for name, n in binds.items() if n != 1} == {}, "pods bound more than once"
     assert sorted(set(names) - binds.keys()) == [], "pods bound, but not by the daemon's accepted bind"
     assert_within_capacity(cluster)

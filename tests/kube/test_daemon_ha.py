@@ -39,7 +39,7 @@ from policy_scheduler.queue import FIFO
 from .daemon import Cluster, DaemonProcess, node, pod, wait_until
 from .envtest import VERSIONS, EnvtestServer
 from .faultproxy import FaultProxy
-from .test_daemon import BINDING, successful_binds
+from .test_daemon import BINDING, logged_binds, successful_binds
 
 LEASE, RENEW, RETRY = 4.0, 3.0, 1.0
 LOCK_NAME = "policy-scheduler-ha"
@@ -287,7 +287,7 @@ def leader_and_standby(daemons: list[DaemonProcess], cluster: Cluster, lock: str
 
 def assert_bound_once(cluster: Cluster, proxy: FaultProxy, names: list[str]) -> None:
     wait_until(lambda: len(cluster.bound()) == len(names), 60, what=f"all {len(names)} pods bound")
-    binds = successful_binds(proxy)
+    binds = logged_binds(proxy, names)
     assert sorted(binds) == sorted(names)
     assert set(binds.values()) == {1}, {n: c for n, c in binds.items() if c != 1}
 
