@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import threading
 
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
 from ..errors import UserError
+
+# The client writes a kubeconfig's inline certificates to temporary files it caches by content, and records a
+# file's name before writing it: a second thread loading the same kubeconfig meanwhile gets an empty file (seen in
+# CI: "no certificate or crl found"). One load at a time in this process.
+_KUBECONFIG_LOADING = threading.Lock()
 
 
 def api_client(
@@ -24,7 +30,8 @@ def api_client(
         raise UserError(f"{kubeconfig}: no such file (--kubeconfig)")
     try:
         if kubeconfig or not _in_cluster():
-            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
+            with _KUBECONFIG_LOADING:
+                config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
         else:
             config.load_incluster_config(client_configuration=configuration)
     except (ConfigException, OSError) as e:
