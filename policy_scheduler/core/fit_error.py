@@ -8,7 +8,7 @@ from here and neither imports the other for it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Protocol
 
@@ -71,10 +71,7 @@ class RowReasons:
         return bool(covered.all())
 
     def counts(self) -> Counter[str]:
-        counts: Counter[str] = Counter()
-        for _, part in self.parts:
-            counts.update(part.counts())
-        return counts
+        return summed_counts(part for _, part in self.parts)
 
     def by_node(self) -> dict[str, list[str]]:
         per_row: list[list[str]] = [[] for _ in self.names]
@@ -114,6 +111,14 @@ class FitError(SchedulingError):
         appends none): the message becomes ``<histogram>. <message>.`` as ``FitError.Error()`` prints it."""
         self.post_filter_message = message
         self.args = (with_post_filter_message(histogram_message(self.num_all_nodes, self.reason_counts), message),)
+
+
+def summed_counts(parts: Iterable[ReasonRows]) -> Counter[str]:
+    """The parts' histograms added up."""
+    counts: Counter[str] = Counter()
+    for part in parts:
+        counts.update(part.counts())
+    return counts
 
 
 def reason_counts(failed_predicates: Mapping[str, Sequence[str]]) -> Counter[str]:

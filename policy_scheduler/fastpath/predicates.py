@@ -73,9 +73,7 @@ def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
             mask &= cap[rows] >= want + used[rows]
         return mask
 
-    key = (request.milli_cpu, request.memory, request.nvidia_gpu, request.ephemeral_storage,
-           tuple(sorted(request.scalar.items())))
-    return cols.per_pod_class(("PodFitsResources", key), fits)
+    return cols.per_pod_class(("PodFitsResources", request.request_key()), fits)
 
 
 def pod_fits_resources_reasons(pod: Pod, meta: Any, cols: NodeColumns, rows: np.ndarray) -> ResourceShortfalls:

@@ -220,9 +220,7 @@ class VictimArithmetic:
         kept per class of preemptors (priority, request, budgets) and brought up to date on the rows whose pods
         changed, so a preemption costs the nodes that changed since the last one, not every node."""
         assert self.columns is not None
-        request = self.request
-        key = ("Victims", self.pod.priority, request.milli_cpu, request.memory, request.nvidia_gpu,
-               request.ephemeral_storage, tuple(sorted(request.scalar.items())), self.resources, budgets_key(pdbs))
+        key = ("Victims", self.pod.priority, self.request.request_key(), self.resources, budgets_key(pdbs))
         infos = self.columns.infos
 
         def compute(rows: slice | np.ndarray) -> np.ndarray:
@@ -269,7 +267,7 @@ class VictimTable:
                  infos: Mapping[str, NodeInfo], reference: Callable[[NodeInfo | None], VictimSelection]) -> None:
         cols = arithmetic.columns
         assert cols is not None
-        self.arithmetic, self.pdbs, self.infos, self.reference = arithmetic, pdbs, infos, reference
+        self.arithmetic, self.pdbs, self.infos = arithmetic, pdbs, infos
         self.names = [n.name for n in potential]
         index = cols.index
         if len(potential) == len(cols.nodes) and all(map(operator.is_, potential, cols.nodes)):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..algorithm import FitPredicate, InsufficientResource
-from ..core.fit_error import ReasonLists, ReasonRows, RowReasons
+from ..core.fit_error import ReasonLists, ReasonRows, RowReasons, summed_counts
 from ..core.nominated import NominatedPodLister, nominated_elsewhere
 from ..errors import PredicateError
 from . import reasons_form
@@ -107,10 +107,7 @@ class Concatenated:
         self.parts = parts
 
     def counts(self) -> Counter[str]:
-        counts: Counter[str] = Counter()
-        for part in self.parts:
-            counts.update(part.counts())
-        return counts
+        return summed_counts(self.parts)
 
     def nonempty(self) -> np.ndarray:
         out = self.parts[0].nonempty()

@@ -117,6 +117,10 @@ class Resource:
             dict(self.scalar),
         )
 
+    def request_key(self) -> tuple[int, int, int, int, tuple[tuple[str, int], ...]]:
+        """The amounts a pod requests, hashable (pods asking the same share what is derived from them)."""
+        return (self.milli_cpu, self.memory, self.nvidia_gpu, self.ephemeral_storage, tuple(sorted(self.scalar.items())))
+
     def is_zero_request(self) -> bool:
         return (
             self.milli_cpu == 0
