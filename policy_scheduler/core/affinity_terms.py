@@ -19,7 +19,7 @@ import numpy as np
 
 from ..features import Rules
 from ..model.affinity import PodAffinityTerm
-from ..model.labels import CompiledSelector
+from ..model.labels import CompiledSelector, SelectorError
 from ..model.pod import Pod
 from ..model.topology import static_namespaces
 
@@ -52,6 +52,9 @@ class TermGroup:
         return False
 
 
+MAX_MATCHED = 1024  # pod label sets whose matching groups are kept at most (all are dropped beyond)
+
+
 class AffinityTermIndex:
     """The groups of the pods on ``size`` nodes, kept up to date by :meth:`add` and :meth:`remove`."""
 
@@ -59,6 +62,31 @@ class AffinityTermIndex:
         self.size = size
         self.groups: dict[Hashable, TermGroup] = {}
         self._entries: dict[str, list[tuple[Hashable, int, int, int]]] = {}  # pod key -> (group, node, row, delta)
+        # Per (namespace, labels, namespace labels when a group has a namespaceSelector): what :meth:`matching`
+        # found; dropped whenever a group comes or goes.
+        self._matched: dict[Hashable, tuple[list[TermGroup], list[TermGroup]]] = {}
+        self._namespace_selectors = 0  # groups with a namespaceSelector
+
+    def matching(self, pod: Pod, namespace_labels: Mapping[str, str]) -> tuple[list[TermGroup], list[TermGroup]]:
+        """The groups whose terms ``pod`` matches (``namespace_labels``: its namespace's labels) and the groups whose
+        selectors could not be built (:meth:`TermGroup.matches` raises for them); found once per namespace and label
+        set until a group comes or goes (the pods of a workload share them)."""
+        key = (pod.namespace, frozenset(pod.labels.items()),
+               frozenset(namespace_labels.items()) if self._namespace_selectors else None)
+        found = self._matched.get(key)
+        if found is None:
+            matched: list[TermGroup] = []
+            broken: list[TermGroup] = []
+            for group in self.groups.values():
+                try:
+                    if group.matches(pod, namespace_labels):
+                        matched.append(group)
+                except SelectorError:
+                    broken.append(group)
+            if len(self._matched) >= MAX_MATCHED:
+                self._matched.clear()
+            found = self._matched[key] = (matched, broken)
+        return found
 
     def add(self, pod: Pod, node: int) -> None:
         """Count the terms of ``pod``, placed on node row ``node``."""
@@ -85,6 +113,7 @@ class AffinityTermIndex:
                 group = self.groups[key] = TermGroup(term.selector, namespaces, term.topology_key,
                                                      np.zeros((3, self.size), dtype=np.int64),
                                                      namespace_selector=ns_selector)
+                self._group_changed(group, 1)
             group.counts[row, node] += delta
             group.terms[row] += 1
             group.rows[node] = group.rows.get(node, 0) + 1
@@ -101,3 +130,9 @@ class AffinityTermIndex:
                 group.rows[node] = left
             if not any(group.terms):
                 del self.groups[key]
+                self._group_changed(group, -1)
+
+    def _group_changed(self, group: TermGroup, sign: int) -> None:
+        self._matched.clear()
+        if group.namespace_selector is not None:
+            self._namespace_selectors += sign

@@ -64,8 +64,9 @@ class NodeColumns:
         def col(get: Callable[[Any], int]) -> np.ndarray:
             return np.fromiter((get(i) for i in infos), dtype=I64, count=n)
 
-        self.alloc_cpu = col(lambda i: i.allocatable.milli_cpu)
-        self.alloc_memory = col(lambda i: i.allocatable.memory)
+        # (cpu, memory) rows of one array, for the forms that score both at once; the 1-D columns are its views.
+        self.allocatable_cpu_memory = np.stack([col(lambda i: i.allocatable.milli_cpu), col(lambda i: i.allocatable.memory)])
+        self.alloc_cpu, self.alloc_memory = self.allocatable_cpu_memory
         self.alloc_gpu = col(lambda i: i.allocatable.nvidia_gpu)
         self.alloc_ephemeral = col(lambda i: i.allocatable.ephemeral_storage)
         self.alloc_pods = col(lambda i: i.allocatable.allowed_pod_number)
@@ -73,8 +74,8 @@ class NodeColumns:
         self.req_memory = col(lambda i: i.requested.memory)
         self.req_gpu = col(lambda i: i.requested.nvidia_gpu)
         self.req_ephemeral = col(lambda i: i.requested.ephemeral_storage)
-        self.nonzero_cpu = col(lambda i: i.nonzero_milli_cpu)
-        self.nonzero_memory = col(lambda i: i.nonzero_memory)
+        self.nonzero_requested = np.stack([col(lambda i: i.nonzero_milli_cpu), col(lambda i: i.nonzero_memory)])
+        self.nonzero_cpu, self.nonzero_memory = self.nonzero_requested  # views: updated in place
         self.pod_count = col(lambda i: len(i.pods))
         self.memory_pressure = np.array([i.memory_pressure == "True" for i in infos], dtype=bool)
         self.disk_pressure = np.array([i.disk_pressure == "True" for i in infos], dtype=bool)

@@ -37,7 +37,7 @@ from ..algorithm import FitPredicate, HostPriority, PriorityConfig
 from ..cache.cluster import ClusterState
 from ..cache.node_info import NodeInfo
 from ..errors import PredicateError, PriorityError, SchedulingError
-from ..fastpath import predicate_form, priority_form
+from ..fastpath import PlannedPriority, predicate_form, priority_plan
 from ..fastpath.narrowing import named_candidates
 from ..fastpath.preemption import nominated_first_pass
 from ..fastpath.reasons import failed_on_every_node
@@ -158,13 +158,13 @@ class Algorithms:
     ordered_predicates: list[tuple[str, FitPredicate]]
     predicate_forms: list[tuple[FitPredicate, Any]]
     prioritizers: list[PriorityConfig]
-    priority_forms: list[Any]
+    priority_plan: list[PlannedPriority]
 
     @classmethod
     def build(cls, predicates: Mapping[str, FitPredicate], prioritizers: Sequence[PriorityConfig]) -> Algorithms:
         ordered = [(n, predicates[n]) for n in evaluation_order(list(predicates))]
         return cls(dict(predicates), ordered, [(p, predicate_form(p)) for _, p in ordered],
-                   list(prioritizers), [priority_form(c) for c in prioritizers])
+                   list(prioritizers), priority_plan(prioritizers))
 
 
 class GenericScheduler:
@@ -195,8 +195,6 @@ class GenericScheduler:
         self.nominated_pods: NominatedPodLister | None = None
         self.columns = NodeColumns(cluster) if vectorized else None
         self._extender_pool: ThreadPoolExecutor | None = None
-        self._predicate_forms = self._base.predicate_forms
-        self._priority_forms = self._base.priority_forms
 
     def algorithms_for(self, pod: Pod) -> Algorithms:
         """The algorithm's predicates and priorities, plus the pod-scoped ones that apply to ``pod``."""
@@ -638,16 +636,19 @@ class GenericScheduler:
         meta = self.priority_metadata_producer(pod, self.cluster.node_infos)
         totals: np.ndarray | int = 0
         nodes: list[Node] | None = None
-        for config, form in zip(algorithms.prioritizers, algorithms.priority_forms):
-            scores = form(pod, meta, cols, candidates) if form is not None else None
-            if scores is None:
-                if nodes is None:
-                    nodes = [cols.nodes[int(i)] for i in candidates]
+        for step in algorithms.priority_plan:
+            scores = step.form(pod, meta, cols, candidates) if step.form is not None else None
+            if scores is not None:
+                totals += scores if step.weight == 1 else step.weight * scores  # the first: a new array
+                continue
+            if nodes is None:
+                nodes = [cols.nodes[int(i)] for i in candidates]
+            for config in step.configs:
                 try:
                     scores = np.array([hp.score for hp in self._run_priority(config, pod, meta, nodes)], dtype=np.int64)
                 except PriorityError:
                     return None
-            totals += scores if config.weight == 1 else config.weight * scores  # the first: a new array
+                totals += config.weight * scores
         return totals if isinstance(totals, np.ndarray) else np.zeros(candidates.size, dtype=np.int64)
 
     def _run_priority(self, config: PriorityConfig, pod: Pod, meta: Any, nodes: list[Node]) -> list[HostPriority]:

@@ -14,12 +14,14 @@ the scheduler then runs the reference function instead.
   a pod that fits nowhere the per-node reference pass for its FitError
 
 Forms are attached to the reference callables by :func:`attach`; a priority form states the reduce
-function it already includes, and is used only when the configured reduce is that one.
+function it already includes, and is used only when the configured reduce is that one. Priority forms that can
+add themselves up (a ``plus`` method) are merged by :func:`priority_plan` into one weighted sum.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 VECTORIZED = "vectorized"
@@ -55,3 +57,34 @@ def priority_form(config: Any) -> Callable[..., Any] | None:
     if form is None or getattr(reference, VECTORIZED_REDUCE, None) is not config.reduce:
         return None
     return form
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedPriority:
+    """One step of the weighted sum of scores: ``weight`` times ``form``'s scores, which stand for ``configs``
+    (each with its own weight already applied when there are several); when the form is None or answers None,
+    ``configs`` are run the reference way."""
+
+    form: Callable[..., Any] | None
+    weight: int
+    configs: tuple[Any, ...]
+
+
+def priority_plan(configs: Sequence[Any]) -> list[PlannedPriority]:
+    """The built PriorityConfigs as steps of the weighted sum, in their order; forms with a ``plus`` method (the
+    request-based scores) merged into the first of them, so they cost one pass between them."""
+    plan: list[PlannedPriority] = []
+    merged: int | None = None  # the index in ``plan`` of the step holding the mergeable forms
+    for config in configs:
+        form = priority_form(config)
+        if form is not None and hasattr(form, "plus") and config.weight != 0:
+            if merged is None:
+                merged = len(plan)
+                plan.append(PlannedPriority(form, config.weight, (config,)))
+            else:
+                step = plan[merged]
+                plan[merged] = PlannedPriority(step.form.plus(step.weight, form, config.weight), 1,
+                                               (*step.configs, config))
+            continue
+        plan.append(PlannedPriority(form, config.weight, (config,)))
+    return plan

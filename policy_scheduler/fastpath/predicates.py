@@ -270,14 +270,12 @@ def inter_pod_affinity(checker: PodAffinityChecker):
         if meta is None:
             return None
         mask = np.ones(len(cols.names), dtype=bool)
-        for group in cols.affinity_terms.groups.values():
+        matched, broken = cols.affinity_terms.matching(pod, meta.namespace_labels)
+        if any(group.terms[REQUIRED_ANTI_AFFINITY] for group in broken):
+            return None  # metadata would have failed: not the state it was computed from
+        for group in matched:
             if not group.terms[REQUIRED_ANTI_AFFINITY]:
                 continue
-            try:
-                if not group.matches(pod, meta.namespace_labels):
-                    continue
-            except SelectorError:
-                return None  # metadata would have failed: not the state it was computed from
             if not group.topology_key:
                 return None  # the reference raises
             near = cols.nonzero_rows(group.rows, group.counts[REQUIRED_ANTI_AFFINITY])

@@ -7,6 +7,7 @@ order the reference evaluates them, so every score is bit-for-bit the reference'
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,18 +41,38 @@ def go_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
     return np.where(a < 0, -q, q)
 
 
-def _by_request(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray, score: Any) -> Scores:
-    """``score(cpu, memory, allocatable cpu, allocatable memory)`` on the candidates, the pod's non-zero
-    request added to each node's: computed once per request over every node and kept up to date by the
-    columns (a ReplicaSet's pods, or any pods asking the same, share it)."""
-    request = non_zero_request(pod, meta)
-    cpu, memory = request.milli_cpu, request.memory
+class RequestScores:
+    """LeastRequested, MostRequested and BalancedResourceAllocation: scores of each node's non-zero requests plus the
+    pod's against its allocatable cpu and memory (both rows of one 2-D array, so each step is one numpy call for the
+    two resources). Computed once per request over every node and kept up to date by the columns (a ReplicaSet's
+    pods, or any pods asking the same, share it). Those an algorithm names together are one weighted sum
+    (:meth:`plus`): one class, one update of its changed rows and one gather of the candidates serve them all."""
 
-    def compute(rows: slice | np.ndarray) -> Scores:
-        return score(cpu + cols.nonzero_cpu[rows], memory + cols.nonzero_memory[rows],
-                     cols.alloc_cpu[rows], cols.alloc_memory[rows])
+    __slots__ = ("scorers",)
 
-    return cols.per_pod_class((score.__name__, cpu, memory), compute)[idx]
+    def __init__(self, *scorers: tuple[Callable[[np.ndarray, np.ndarray], Scores], int]) -> None:
+        self.scorers = scorers  # (score(requested, allocatable), weight)
+
+    def plus(self, weight: int, other: RequestScores, other_weight: int) -> RequestScores:
+        """``weight`` times these scores plus ``other_weight`` times ``other``'s."""
+        return RequestScores(*((f, w * weight) for f, w in self.scorers),
+                             *((f, w * other_weight) for f, w in other.scorers))
+
+    def __call__(self, pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
+        request = non_zero_request(pod, meta)
+        wanted = np.array([[request.milli_cpu], [request.memory]], dtype=I64)
+
+        def compute(rows: slice | np.ndarray) -> Scores:
+            requested = cols.nonzero_requested[:, rows] + wanted
+            allocatable = cols.allocatable_cpu_memory[:, rows]
+            total = None
+            for score, weight in self.scorers:
+                scores = score(requested, allocatable)
+                scores = scores if weight == 1 else weight * scores
+                total = scores if total is None else total + scores
+            return total
+
+        return cols.per_pod_class((self.scorers, request.milli_cpu, request.memory), compute)[idx]
 
 
 def _unused(req: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -64,36 +85,27 @@ def _used(req: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return np.where((cap == 0) | (req > cap), 0, (req * MAX_PRIORITY) // safe)
 
 
-def _least_requested(cpu: np.ndarray, mem: np.ndarray, cap_cpu: np.ndarray, cap_mem: np.ndarray) -> Scores:
-    return (_unused(cpu, cap_cpu) + _unused(mem, cap_mem)) // 2
+def _least_requested(requested: np.ndarray, allocatable: np.ndarray) -> Scores:
+    """Over (cpu, memory) rows: the mean of the two unused fractions' scores, truncated."""
+    cpu, memory = _unused(requested, allocatable)
+    return (cpu + memory) // 2
 
 
-def _most_requested(cpu: np.ndarray, mem: np.ndarray, cap_cpu: np.ndarray, cap_mem: np.ndarray) -> Scores:
-    return (_used(cpu, cap_cpu) + _used(mem, cap_mem)) // 2
+def _most_requested(requested: np.ndarray, allocatable: np.ndarray) -> Scores:
+    cpu, memory = _used(requested, allocatable)
+    return (cpu + memory) // 2
 
 
-def _fraction(req: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    safe = np.where(cap == 0, 1, cap).astype(F64)
-    return np.where(cap == 0, 1.0, req.astype(F64) / safe)
-
-
-def _balanced(cpu: np.ndarray, mem: np.ndarray, cap_cpu: np.ndarray, cap_mem: np.ndarray) -> Scores:
-    cpu_f = _fraction(cpu, cap_cpu)
-    mem_f = _fraction(mem, cap_mem)
+def _balanced(requested: np.ndarray, allocatable: np.ndarray) -> Scores:
+    fractions = np.where(allocatable == 0, 1.0, requested.astype(F64) / np.where(allocatable == 0, 1, allocatable))
+    cpu_f, mem_f = fractions
     score = ((1 - np.abs(cpu_f - mem_f)) * MAX_PRIORITY).astype(I64)
     return np.where((cpu_f >= 1) | (mem_f >= 1), 0, score)
 
 
-def least_requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
-    return _by_request(pod, meta, cols, idx, _least_requested)
-
-
-def most_requested(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
-    return _by_request(pod, meta, cols, idx, _most_requested)
-
-
-def balanced_resource_allocation(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores:
-    return _by_request(pod, meta, cols, idx, _balanced)
+least_requested = RequestScores((_least_requested, 1))
+most_requested = RequestScores((_most_requested, 1))
+balanced_resource_allocation = RequestScores((_balanced, 1))
 
 
 def _normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
@@ -142,12 +154,16 @@ def taint_toleration(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) ->
         i for i, info in enumerate(cols.infos) if any(t.effect == "PreferNoSchedule" for t in info.taints)
     ], dtype=I64))
     infos = cols.infos
-    counts = cols.per_node(("TaintTolerationPriority", tolerations),
-                           lambda i: compute_taint_toleration_priority_map(pod, meta, infos[i]), I64, tainted, 0)
-    # Untainted nodes count 0: after the reverse normalisation they score MAX_PRIORITY, as any node counting 0.
+    # Per tainted node, the PreferNoSchedule taints the pod does not tolerate (never negative). Untainted nodes count
+    # 0: after the reverse normalisation they score MAX_PRIORITY, as any node counting 0.
+    counts = cols.node_cached(("TaintTolerationPriority", tolerations), lambda: np.array(
+        [compute_taint_toleration_priority_map(pod, meta, infos[i]) for i in tainted.tolist()], dtype=I64))
     hit, pos = _among(tainted, idx)
     scores = np.full(idx.size, MAX_PRIORITY, dtype=I64)
-    scores[pos] = _normalize(counts[tainted[hit]], reverse=True)  # their maximum is the candidates'
+    counts = counts if pos.size == tainted.size else counts[hit]
+    max_count = int(counts.max()) if counts.size else 0  # the candidates' maximum
+    if max_count:
+        scores[pos] = MAX_PRIORITY - (MAX_PRIORITY * counts) // max_count
     return scores
 
 
@@ -186,11 +202,11 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
     expressions are the reference's, element-wise."""
     if not isinstance(meta, PriorityMetadata):
         return None
-    rows = counts = np.zeros(0, dtype=I64)
+    rows = counts = at = np.zeros(0, dtype=I64)  # the candidates' rows holding matching pods, their counts, positions
     distinct = set(meta.pod_selectors)
     if len(distinct) == 1:  # one selector (a Service and its RC often select alike): the columns count it
         rows, counts = cols.live_matching(pod.namespace, next(iter(distinct)))
-        hit, _ = _among(rows, idx)
+        hit, at = _among(rows, idx)
         rows, counts = rows[hit], counts[hit]
     elif meta.pod_selectors:
         matched: dict[str, Pod] = {}
@@ -200,31 +216,33 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
                     matched[p.key] = p
         if matched:
             rows, counts = np.unique(cols.node_indices(matched.values()), return_counts=True)
-            hit, _ = _among(rows, idx)
+            hit, at = _among(rows, idx)
             rows, counts = rows[hit], counts[hit].astype(I64)
     zone_ids, n_zones = _zone_ids(cols, pod.rules is Rules.CLUSTER)
     if not rows.size:
         return np.full(idx.size, MAX_PRIORITY, dtype=I64)  # every count 0: every score MAX_PRIORITY
     max_node = int(counts.max())
-    zoned = zone_ids[rows] >= 0
-    zone_counts = np.rint(np.bincount(zone_ids[rows][zoned], weights=counts[zoned].astype(F64),
+    row_zones = zone_ids[rows]
+    zoned = row_zones >= 0
+    zone_counts = np.rint(np.bincount(row_zones[zoned], weights=counts[zoned].astype(F64),
                                       minlength=n_zones)).astype(I64)
     max_zone = max(0, int(zone_counts.max())) if n_zones else 0
 
-    def score(count: np.ndarray, zone: np.ndarray) -> Scores:
-        f = float(MAX_PRIORITY) * ((max_node - count).astype(F64) / float(max_node))
-        has_zone = zone >= 0
-        zone_score = np.full(int(has_zone.sum()), float(MAX_PRIORITY), dtype=F64)
-        if max_zone > 0:
-            zone_score = float(MAX_PRIORITY) * ((max_zone - zone_counts[zone[has_zone]]).astype(F64) / float(max_zone))
-        f[has_zone] = (f[has_zone] * (1.0 - ZONE_WEIGHTING)) + (ZONE_WEIGHTING * zone_score)
-        return f.astype(I64)
-
-    # Per zone (the last entry: no zone), the score of a node holding no matching pod.
-    per_zone = score(np.zeros(n_zones + 1, dtype=I64), np.append(np.arange(n_zones, dtype=I64), -1))
+    # One pass scores a node holding no matching pod in each zone (the last: no zone), then the rows: each element
+    # is the reference's float expression on that node's counts.
+    no_match = cols.node_cached(("ZoneDefaults", n_zones), lambda: np.append(np.arange(n_zones, dtype=I64), -1))
+    count = np.concatenate((np.zeros(n_zones + 1, dtype=I64), counts))
+    zone = np.concatenate((no_match, row_zones))
+    f = float(MAX_PRIORITY) * ((max_node - count).astype(F64) / float(max_node))
+    has_zone = zone >= 0
+    zone_score = float(MAX_PRIORITY)
+    if max_zone > 0:
+        zone_score = float(MAX_PRIORITY) * ((max_zone - zone_counts[zone[has_zone]]).astype(F64) / float(max_zone))
+    f[has_zone] = (f[has_zone] * (1.0 - ZONE_WEIGHTING)) + (ZONE_WEIGHTING * zone_score)
+    scored = f.astype(I64)
     slots = cols.node_cached(("ZoneSlots", pod.rules is Rules.CLUSTER), lambda: np.where(zone_ids >= 0, zone_ids, n_zones))
-    scores = per_zone[slots[idx]]
-    scores[idx.searchsorted(rows)] = score(counts, zone_ids[rows])
+    scores = scored[slots[idx]]  # every candidate by its zone ...
+    scores[at] = scored[n_zones + 1:]  # ... and those holding matching pods by their own counts
     return scores
 
 
@@ -259,11 +277,13 @@ def inter_pod_affinity(args: PluginFactoryArgs):
             # Existing pods' terms that the incoming pod matches (required affinity ones only with a positive
             # symmetric weight: upstream does not look at them otherwise); a namespaceSelector is matched against
             # the labels of the incoming pod's namespace.
-            namespace_labels = cluster.namespace_labels(pod.namespace)
-            for group in cols.affinity_terms.groups.values():
+            matched, broken = cols.affinity_terms.matching(pod, cluster.namespace_labels(pod.namespace))
+            if any((hard_weight > 0 and group.terms[REQUIRED_AFFINITY] > 0) or group.terms[PREFERRED]
+                   for group in broken):
+                return None  # the reference raises PriorityError
+            for group in matched:
                 required = hard_weight > 0 and group.terms[REQUIRED_AFFINITY] > 0
-                if (not (required or group.terms[PREFERRED]) or not group.matches(pod, namespace_labels)
-                        or not group.topology_key):
+                if not (required or group.terms[PREFERRED]) or not group.topology_key:
                     continue
                 rows = cols.sparse_rows(group.rows)
                 per_node = group.counts[PREFERRED]

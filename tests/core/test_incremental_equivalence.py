@@ -156,3 +156,39 @@ def test_a_fit_errors_reasons_are_those_of_the_moment_it_was_raised():
     assert str(errors[True]) == str(errors[False]) == "0/2 nodes are available: 2 Insufficient cpu."
     assert reasons(errors[True]) == reasons(errors[False]) == {
         "node-0": [("Insufficient cpu", 1500, 2000)], "node-1": [("Insufficient cpu", 1000, 2000)]}
+
+
+def test_a_term_group_that_comes_after_a_label_set_was_matched_counts_for_it():
+    """The term groups a set of pod labels matches are found once and kept until a group comes or goes: a pod
+    whose required anti-affinity (or preferred affinity) names labels already matched must count for the next pod
+    carrying them, and must stop counting once it is gone."""
+    def node_named(name):
+        return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"allocatable": {"cpu": "4", "memory": str(2**33), "pods": "10"}}}
+
+    def pod_named(name, labels, affinity=None):
+        spec = {"containers": [{"name": "c", "image": "nginx:1"}]}
+        if affinity:
+            spec["affinity"] = affinity
+        return Pod({"metadata": {"name": name, "namespace": "default", "uid": name, "labels": labels}, "spec": spec})
+
+    web = {"matchLabels": {"app": "web"}}
+    guard = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": web, "topologyKey": "kubernetes.io/hostname"}]}}
+    friend = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 5, "podAffinityTerm": {"labelSelector": web, "topologyKey": "kubernetes.io/hostname"}}]}}
+    for kind in ("DefaultProvider", "all"):
+        nodes_ = [node_named(f"node-{i}") for i in range(3)]
+        fast = build(kind, build_cluster(nodes_, []), vectorized=True)
+        reference = build(kind, build_cluster(nodes_, []), vectorized=False)
+        web_pods = (pod_named(f"web-{i}", {"app": "web"}) for i in range(4))
+        for pod in (next(web_pods), pod_named("guard", {"app": "guard"}, guard), next(web_pods),
+                    pod_named("friend", {"app": "friend"}, friend), next(web_pods)):
+            check_forms_against_reference(fast, pod)  # the forms match the web pods' labels before each new group
+            assert outcome(fast, pod) == outcome(reference, pod), pod.ref
+        for scheduler in (fast, reference):
+            for name in ("guard", "friend"):
+                scheduler.cluster.remove_pod(scheduler.cluster.pods[name])  # keyed by uid: the name here
+        pod = next(web_pods)
+        check_forms_against_reference(fast, pod)
+        assert outcome(fast, pod) == outcome(reference, pod), pod.ref

@@ -284,6 +284,15 @@ def check_priority_forms(scheduler, pod, candidates):
         except PriorityError:
             raise AssertionError(f"{config.name}: form answered where the reference errors") from None
         assert list(scores) == want, (config.name, candidates.tolist(), list(scores), want)
+    for step in scheduler.algorithms_for(pod).priority_plan:
+        if len(step.configs) == 1:
+            continue  # checked above
+        # Merged forms (the request-based scores): their one array is the weighted sum of the references'.
+        want = np.zeros(candidates.size, dtype=np.int64)
+        for config in step.configs:
+            want += config.weight * np.array([hp.score for hp in scheduler._run_priority(config, pod, pmeta, subset)])
+        scores = step.form(pod, pmeta, cols, candidates)
+        assert scores.tolist() == want.tolist(), ([c.name for c in step.configs], candidates.tolist())
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
