@@ -135,6 +135,7 @@ class SchedulerCache:
             if state.pod.node_name != pod.node_name:
                 log.warning("Pod %s assumed to a different node than added to.", pod.ref)
             elif _same_for_engine(state.pod, pod):  # the usual confirmation: nothing to re-account
+                state.pod.adopt(pod)
                 self._states[pod.key] = _PodState(state.pod, assumed=False)
                 return
             self.cluster.remove_pod(state.pod)
@@ -145,6 +146,7 @@ class SchedulerCache:
         with self.lock:
             state = self._added(new, "updated on", f"pod {new.key} state wasn't added but get updated")
             if _same_for_engine(state.pod, new):
+                state.pod.adopt(new)
                 return
             self.cluster.remove_pod(state.pod)
             self.cluster.add_pod(new)

@@ -276,6 +276,13 @@ class Pod:
             clone.annotations = annotations
         return clone
 
+    def adopt(self, latest: Pod) -> None:
+        """Take ``latest``'s API object, which differs from this pod's only where the engine does not read (status,
+        resourceVersion): the scheduler's cache keeps this object, which the cluster's structures hold, while the
+        informer's store and the cache share one copy of the document instead of holding one each."""
+        self.raw = latest.raw
+        self.phase = latest.phase
+
     def _clone(self, raw: dict[str, Any]) -> Pod:
         clone = object.__new__(Pod)
         for slot in Pod.__slots__:

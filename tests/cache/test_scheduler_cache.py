@@ -148,8 +148,27 @@ def test_status_only_updates_keep_the_accounted_object(cache):
     old = make_pod("a", "n1", "100m")
     cache.add_pod(old)
     raw = {**old.raw, "status": {"phase": "Running", "podIP": "10.0.0.9"}}
-    cache.update_pod(old, Pod(raw))
+    new = Pod(raw)
+    cache.update_pod(old, new)
     assert cache.cluster.node_infos["n1"].pods == [old]
+    # ... which from now on holds the API server's latest object: the informer's store and the cache share it.
+    assert old.raw is new.raw and old.phase == "Running"
+
+
+def test_a_confirmed_pod_holds_the_api_servers_object_not_the_assumed_copy():
+    """The watch's confirmation of an assumed pod re-accounts nothing, and the cache keeps one document per pod:
+    the bound object the informer stores, not also the pending one the assumed copy was made from."""
+    cache = SchedulerCache(ttl=10.0, clock=Clock())
+    pending = make_pod("a", "", "100m")
+    assumed = pending.with_node_name("n1")
+    cache.assume_pod(assumed)
+    cache.finish_binding(assumed)
+    bound = Pod({**pending.raw, "spec": {**pending.raw["spec"], "nodeName": "n1"},
+                 "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True"}]}})
+    cache.add_pod(bound)
+    assert cache.cluster.node_infos["n1"].pods == [assumed]
+    assert assumed.raw is bound.raw
+    assert requested_cpu(cache, "n1") == 100
 
 
 def test_heartbeats_are_recognised_without_parsing(cache):

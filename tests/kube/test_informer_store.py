@@ -1,0 +1,44 @@
+"""What the informers store: the API server's objects without managedFields, their keys and short strings shared."""
+
+from __future__ import annotations
+
+import json
+
+from policy_scheduler.kube.informer import SHARED_STRING_MAX, trim
+
+POD = {
+    "kind": "Pod", "apiVersion": "v1",
+    "metadata": {"name": "web-0", "namespace": "default", "uid": "9c67de24-2d6f-44cb-877a-689296118a75",
+                 "labels": {"app": "web"},
+                 "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}],
+                 "annotations": {"note": "x" * (SHARED_STRING_MAX + 1)}},
+    "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9", "ports": [{"containerPort": 80}]}],
+             "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+                              "tolerationSeconds": 300}]},
+    "status": {"phase": "Pending"},
+}
+
+
+def decoded(name: str) -> dict:
+    """The pod as one watch event decodes it: a document of its own."""
+    return json.loads(json.dumps({**POD, "metadata": {**POD["metadata"], "name": name}}))
+
+
+def test_stored_objects_drop_managed_fields_and_keep_everything_else():
+    stored = trim(decoded("web-0"))
+    expected = json.loads(json.dumps(POD))
+    del expected["metadata"]["managedFields"]
+    assert stored == expected
+
+
+def test_objects_decoded_one_by_one_share_their_keys_and_short_strings():
+    a, b = trim(decoded("web-0")), trim(decoded("web-1"))
+    keys_a = [k for k in a["spec"]["tolerations"][0]]
+    keys_b = [k for k in b["spec"]["tolerations"][0]]
+    assert all(x is y for x, y in zip(keys_a, keys_b))
+    assert a["spec"]["tolerations"][0]["key"] is b["spec"]["tolerations"][0]["key"]
+    assert a["spec"]["containers"][0]["image"] is b["spec"]["containers"][0]["image"]
+    assert next(iter(a["metadata"])) is next(iter(b["metadata"]))
+    # Long strings (annotations' text, say) are left as they came: interning them would cost more than it saves.
+    assert a["metadata"]["annotations"]["note"] == b["metadata"]["annotations"]["note"]
+    assert a["metadata"]["annotations"]["note"] is not b["metadata"]["annotations"]["note"]
