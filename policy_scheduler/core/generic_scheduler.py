@@ -638,8 +638,8 @@ class GenericScheduler:
         nodes: list[Node] | None = None
         for step in algorithms.priority_plan:
             scores = step.form(pod, meta, cols, candidates) if step.form is not None else None
-            if scores is not None:
-                totals += scores if step.weight == 1 else step.weight * scores  # the first: a new array
+            if scores is not None:  # an array, or an int every candidate scores
+                totals += scores if step.weight == 1 else step.weight * scores  # the first array: a new one
                 continue
             if nodes is None:
                 nodes = [cols.nodes[int(i)] for i in candidates]
@@ -649,7 +649,7 @@ class GenericScheduler:
                 except PriorityError:
                     return None
                 totals += config.weight * scores
-        return totals if isinstance(totals, np.ndarray) else np.zeros(candidates.size, dtype=np.int64)
+        return totals if isinstance(totals, np.ndarray) else np.full(candidates.size, totals, dtype=np.int64)
 
     def _run_priority(self, config: PriorityConfig, pod: Pod, meta: Any, nodes: list[Node]) -> list[HostPriority]:
         """One priority the reference way: map (+ reduce) over ``nodes``, or the legacy function."""

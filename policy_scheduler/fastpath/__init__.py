@@ -7,7 +7,8 @@ cannot guarantee the reference's outcome for this pod (an error is possible, or 
 the scheduler then runs the reference function instead.
 
 * predicate form: ``(pod, meta, columns) -> bool array over all nodes | None``
-* priority form: ``(pod, meta, columns, candidates: int array) -> int64 scores after reduce | None``
+* priority form: ``(pod, meta, columns, candidates: int array) -> int64 scores after reduce | int | None``
+  (an int: the score every candidate gets, which spares the array where a priority scores all alike)
 * reasons form (a predicate's, optional): ``(pod, meta, columns, rows: int array) -> ReasonRows``
   (:mod:`policy_scheduler.core.fit_error`), the reference's reasons on each of ``rows`` (where the predicate form
   said False), counted at once and listed on demand, raising PredicateError where the reference would; it spares

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 I64 = np.int64
 F64 = np.float64
-Scores = np.ndarray
+Scores = np.ndarray | int  # per candidate, or one score every candidate gets
 
 
 def go_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
@@ -133,7 +133,7 @@ def _signature(value: Any) -> str:
 def node_affinity(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores | None:
     affinity = meta.affinity if isinstance(meta, PriorityMetadata) else pod.affinity
     if affinity is None or affinity.node_affinity is None or affinity.node_affinity.preferred is None:
-        return np.zeros(len(idx), dtype=I64)
+        return 0
     modern = cluster_preferred_terms(pod, affinity)  # the cluster's rules for terms carrying matchFields
     if modern is not None:
         if preferred_terms_error(modern) is not None:
@@ -159,11 +159,12 @@ def taint_toleration(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) ->
     counts = cols.node_cached(("TaintTolerationPriority", tolerations), lambda: np.array(
         [compute_taint_toleration_priority_map(pod, meta, infos[i]) for i in tainted.tolist()], dtype=I64))
     hit, pos = _among(tainted, idx)
-    scores = np.full(idx.size, MAX_PRIORITY, dtype=I64)
     counts = counts if pos.size == tainted.size else counts[hit]
     max_count = int(counts.max()) if counts.size else 0  # the candidates' maximum
-    if max_count:
-        scores[pos] = MAX_PRIORITY - (MAX_PRIORITY * counts) // max_count
+    if not max_count:
+        return MAX_PRIORITY
+    scores = np.full(idx.size, MAX_PRIORITY, dtype=I64)
+    scores[pos] = MAX_PRIORITY - (MAX_PRIORITY * counts) // max_count
     return scores
 
 
@@ -171,6 +172,8 @@ def node_prefer_avoid_pods(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarr
     annotated = cols.node_cached("PreferAvoidPodsAnnotated", lambda: np.array([
         i for i, node in enumerate(cols.nodes) if node.annotations.get("scheduler.alpha.kubernetes.io/preferAvoidPods")
     ], dtype=I64))
+    if not annotated.size:
+        return MAX_PRIORITY  # what a node without the annotation scores
     ref = pod.controller_ref()
     key = ("NodePreferAvoidPodsPriority", None if ref is None else (ref.kind, ref.uid))
     infos = cols.infos
@@ -220,7 +223,7 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
             rows, counts = rows[hit], counts[hit].astype(I64)
     zone_ids, n_zones = _zone_ids(cols, pod.rules is Rules.CLUSTER)
     if not rows.size:
-        return np.full(idx.size, MAX_PRIORITY, dtype=I64)  # every count 0: every score MAX_PRIORITY
+        return MAX_PRIORITY  # every count 0: every score MAX_PRIORITY
     max_node = int(counts.max())
     row_zones = zone_ids[rows]
     zoned = row_zones >= 0
@@ -293,7 +296,7 @@ def inter_pod_affinity(args: PluginFactoryArgs):
         except SelectorError:
             return None  # the reference raises PriorityError
         if not sums or not idx.size:
-            return np.zeros(len(idx), dtype=I64)  # no term counts anywhere: every score 0
+            return 0  # no term counts anywhere: every score 0
         if len(sums) == 1:
             # One topology key: a candidate's count is its domain's; score the domains holding candidates.
             ((key, per_domain),) = sums.items()
@@ -310,6 +313,6 @@ def inter_pod_affinity(args: PluginFactoryArgs):
         if max_count - min_count > 0:
             scores = (float(MAX_PRIORITY) * ((c - min_count) / (max_count - min_count))).astype(I64)
             return scores if at is None else scores[at]
-        return np.zeros(len(idx), dtype=I64)
+        return 0
 
     return form

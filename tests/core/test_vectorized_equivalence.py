@@ -283,7 +283,8 @@ def check_priority_forms(scheduler, pod, candidates):
             want = [hp.score for hp in scheduler._run_priority(config, pod, pmeta, subset)]
         except PriorityError:
             raise AssertionError(f"{config.name}: form answered where the reference errors") from None
-        assert list(scores) == want, (config.name, candidates.tolist(), list(scores), want)
+        scores = np.broadcast_to(scores, candidates.shape).tolist()  # an int: every candidate's score
+        assert scores == want, (config.name, candidates.tolist(), scores, want)
     for step in scheduler.algorithms_for(pod).priority_plan:
         if len(step.configs) == 1:
             continue  # checked above
