@@ -64,19 +64,20 @@ class NodeColumns:
         def col(get: Callable[[Any], int]) -> np.ndarray:
             return np.fromiter((get(i) for i in infos), dtype=I64, count=n)
 
-        # (cpu, memory) rows of one array, for the forms that score both at once; the 1-D columns are its views.
-        self.allocatable_cpu_memory = np.stack([col(lambda i: i.allocatable.milli_cpu), col(lambda i: i.allocatable.memory)])
-        self.alloc_cpu, self.alloc_memory = self.allocatable_cpu_memory
-        self.alloc_gpu = col(lambda i: i.allocatable.nvidia_gpu)
-        self.alloc_ephemeral = col(lambda i: i.allocatable.ephemeral_storage)
-        self.alloc_pods = col(lambda i: i.allocatable.allowed_pod_number)
-        self.req_cpu = col(lambda i: i.requested.milli_cpu)
-        self.req_memory = col(lambda i: i.requested.memory)
-        self.req_gpu = col(lambda i: i.requested.nvidia_gpu)
-        self.req_ephemeral = col(lambda i: i.requested.ephemeral_storage)
+        # PodFitsResources' rows (pods, cpu, memory, gpu, ephemeral storage) of one array each, so that a check of
+        # them all is a few numpy calls; the 1-D columns are views of them, updated in place.
+        self.allocatable = np.stack([col(lambda i: i.allocatable.allowed_pod_number),
+                                     col(lambda i: i.allocatable.milli_cpu), col(lambda i: i.allocatable.memory),
+                                     col(lambda i: i.allocatable.nvidia_gpu),
+                                     col(lambda i: i.allocatable.ephemeral_storage)])
+        self.requested = np.stack([col(lambda i: len(i.pods)), col(lambda i: i.requested.milli_cpu),
+                                   col(lambda i: i.requested.memory), col(lambda i: i.requested.nvidia_gpu),
+                                   col(lambda i: i.requested.ephemeral_storage)])
+        self.alloc_pods, self.alloc_cpu, self.alloc_memory, self.alloc_gpu, self.alloc_ephemeral = self.allocatable
+        self.pod_count, self.req_cpu, self.req_memory, self.req_gpu, self.req_ephemeral = self.requested
+        self.allocatable_cpu_memory = self.allocatable[1:3]  # for the forms that score both at once
         self.nonzero_requested = np.stack([col(lambda i: i.nonzero_milli_cpu), col(lambda i: i.nonzero_memory)])
         self.nonzero_cpu, self.nonzero_memory = self.nonzero_requested  # views: updated in place
-        self.pod_count = col(lambda i: len(i.pods))
         self.memory_pressure = np.array([i.memory_pressure == "True" for i in infos], dtype=bool)
         self.disk_pressure = np.array([i.disk_pressure == "True" for i in infos], dtype=bool)
         self._scalar_alloc: dict[str, np.ndarray] = {}

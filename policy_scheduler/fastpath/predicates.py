@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +27,7 @@ from ..predicates.node_selector import cluster_required_terms
 from ..predicates.volume_binder import ClusterVolumeBindingChecker
 from ..predicates.volume_count import MaxPDVolumeCountChecker
 from ..predicates.volume_zone import VolumeZoneChecker
+from . import signature
 from .reasons import Concatenated, ResourceShortfalls
 
 if TYPE_CHECKING:
@@ -64,12 +64,16 @@ def _resource_checks(pod: Pod, meta: Any, cols: NodeColumns) -> list[tuple[str, 
 
 def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
     request = meta.pod_request if meta is not None else pod.request
-    checks = _resource_checks(pod, meta, cols)
+    # The pod count always; the four resources unless the request is zero (the columns' rows, in that order).
+    checked = 1 if request.is_zero_request() else 5
+    wanted = np.array([1, request.milli_cpu, request.memory, request.nvidia_gpu, request.ephemeral_storage][:checked],
+                      dtype=np.int64)[:, None]
+    scalar = [(request.scalar[name], cols.scalar_requested(name), cols.scalar_allocatable(name))
+              for name in sorted(request.scalar)] if checked > 1 else []
 
     def fits(rows: slice | np.ndarray) -> Mask:
-        (_, want, used, cap), *others = checks  # the pod count first: always checked
-        mask = cap[rows] >= want + used[rows]
-        for _, want, used, cap in others:
+        mask = (cols.allocatable[:checked, rows] >= wanted + cols.requested[:checked, rows]).all(axis=0)
+        for want, used, cap in scalar:
             mask &= cap[rows] >= want + used[rows]
         return mask
 
@@ -103,10 +107,6 @@ def pod_fits_host_ports(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
     return mask
 
 
-def _signature(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
 def _node_selector_terms_mask(terms: tuple[NodeSelectorTerm, ...], cols: NodeColumns) -> Mask:
     """``LazyErrorNodeSelector.Match`` on every node: per term, its expressions (per node, cached by
     selector) AND its field requirements against the node names; the terms ORed."""
@@ -137,14 +137,14 @@ def pod_match_node_selector(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
         mask = _node_selector_terms_mask(terms, cols)
         if pod.node_selector:
             selector, nodes = pod.node_selector, cols.nodes
-            mask &= cols.per_node(("NodeSelectorSet", _signature(selector)),
+            mask &= cols.per_node(("NodeSelectorSet", signature(selector)),
                                   lambda i: set_selector_matches(selector, nodes[i].labels), bool)
         return mask
     affinity = ((pod.raw.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if not pod.node_selector and required is None:
         return _all(cols)
-    key = ("MatchNodeSelector", _signature(pod.node_selector), _signature(required))
+    key = ("MatchNodeSelector", signature(pod.node_selector), signature(required))
     infos = cols.infos
     return cols.per_node(key, lambda i: reference.pod_match_node_selector(pod, None, infos[i])[0], bool)
 

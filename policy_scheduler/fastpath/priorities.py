@@ -6,7 +6,6 @@ order the reference evaluates them, so every score is bit-for-bit the reference'
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from ..priorities import (
 from ..priorities.metadata import PriorityMetadata, non_zero_request, prefer_no_schedule_tolerations
 from ..priorities.node_affinity import cluster_preferred_terms, preferred_terms_error
 from ..priorities.selector_spreading import ZONE_WEIGHTING, get_zone_key
+from . import signature
 
 if TYPE_CHECKING:
     from ..core.columns import NodeColumns
@@ -126,10 +126,6 @@ def _among(rows: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hit, pos[hit]
 
 
-def _signature(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
 def node_affinity(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Scores | None:
     affinity = meta.affinity if isinstance(meta, PriorityMetadata) else pod.affinity
     if affinity is None or affinity.node_affinity is None or affinity.node_affinity.preferred is None:
@@ -142,7 +138,7 @@ def node_affinity(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> Sc
         return None  # the reference raises
     raw = ((pod.raw.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
     key = ("NodeAffinityPriority", modern is not None,
-           _signature(raw.get("preferredDuringSchedulingIgnoredDuringExecution")))
+           signature(raw.get("preferredDuringSchedulingIgnoredDuringExecution")))
     infos = cols.infos
     counts = cols.per_node(key, lambda i: calculate_node_affinity_priority_map(pod, meta, infos[i]), I64)
     return _normalize(counts[idx], reverse=False)
