@@ -90,19 +90,18 @@ SHARED_STRING_MAX = 64  # strings up to this length are shared between stored ob
 
 
 def trim(obj: Any) -> Any:
-    """The object as stored: without ``metadata.managedFields`` (server-side apply's bookkeeping, often the largest
-    part of a pod or node, which the scheduler never reads), every dict key and short string shared with the other
-    stored objects (:func:`shared`)."""
+    """The object without ``metadata.managedFields`` (server-side apply's bookkeeping, often the largest part of a pod
+    or node, which the scheduler never reads)."""
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
-    return shared(obj)
+    return obj
 
 
 def shared(value: Any, intern: Callable[[str], str] = sys.intern) -> Any:
-    """``value`` rebuilt with its dict keys and short strings interned. ``json`` shares equal strings only within
-    one document, and a watch sends one document per event: without this, each stored pod would hold its own copy
-    of every key (measured: 6,000 pods and 5,000 nodes took 86 MB decoded one by one, 41 MB shared)."""
+    """A watch event's object rebuilt with its dict keys and short strings interned. ``json`` shares equal strings
+    only within one document, and a watch sends one document per event: without this, each stored pod would hold
+    its own copy of every key (measured: 6,000 pods and 5,000 nodes took 86 MB decoded one by one, 41 MB shared)."""
     if isinstance(value, dict):
         return {intern(k): shared(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -110,6 +109,19 @@ def shared(value: Any, intern: Callable[[str], str] = sys.intern) -> Any:
     if isinstance(value, str) and len(value) <= SHARED_STRING_MAX:
         return intern(value)
     return value
+
+
+def share_values(value: Any, intern: Callable[[str], str] = sys.intern) -> None:
+    """Intern a listed object's short strings in place. A list is one document, so its objects already share their
+    keys; rebuilding them as :func:`shared` does would cost three times as long before the first decision (measured:
+    0.1 s against 0.3 s for 6,000 pods and 5,000 nodes, for the same 41 MB)."""
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for k, v in items:
+        if isinstance(v, str):
+            if len(v) <= SHARED_STRING_MAX:
+                value[k] = intern(v)
+        elif isinstance(v, (dict, list)):
+            share_values(v)
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
@@ -210,7 +222,9 @@ class Reflector:
     def _list(self) -> None:
         query = {"fieldSelector": self.field_selector, "resourceVersion": "0" if not self.lists else None}
         data = self.rest.get(self.path, query)
-        items: Sequence[dict[str, Any]] = [trim(obj) for obj in data.get("items") or ()]
+        items: Sequence[dict[str, Any]] = data.get("items") or ()
+        for obj in items:
+            share_values(trim(obj))
         self.lists += 1
         self.replace(items, (data.get("metadata") or {}).get("resourceVersion") or "")
         self.synced.set()
@@ -264,7 +278,7 @@ class Reflector:
         if kind == "BOOKMARK":
             self.resource_version = version or self.resource_version
             return
-        obj = trim(obj)
+        obj = shared(trim(obj))
         key = object_key(obj)
         if kind == "ADDED" or kind == "MODIFIED":
             old = self.store.get(key)

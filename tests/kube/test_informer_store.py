@@ -1,10 +1,11 @@
-"""What the informers store: the API server's objects without managedFields, their keys and short strings shared."""
+"""What the informers store: the API server's objects without managedFields, their keys and short strings shared
+(a watch event's object rebuilt, a listed one's strings interned in place)."""
 
 from __future__ import annotations
 
 import json
 
-from policy_scheduler.kube.informer import SHARED_STRING_MAX, trim
+from policy_scheduler.kube.informer import SHARED_STRING_MAX, share_values, shared, trim
 
 POD = {
     "kind": "Pod", "apiVersion": "v1",
@@ -25,14 +26,17 @@ def decoded(name: str) -> dict:
 
 
 def test_stored_objects_drop_managed_fields_and_keep_everything_else():
-    stored = trim(decoded("web-0"))
     expected = json.loads(json.dumps(POD))
     del expected["metadata"]["managedFields"]
-    assert stored == expected
+    assert trim(decoded("web-0")) == expected
+    assert shared(trim(decoded("web-0"))) == expected
+    listed = trim(decoded("web-0"))
+    share_values(listed)
+    assert listed == expected
 
 
 def test_objects_decoded_one_by_one_share_their_keys_and_short_strings():
-    a, b = trim(decoded("web-0")), trim(decoded("web-1"))
+    a, b = shared(trim(decoded("web-0"))), shared(trim(decoded("web-1")))
     keys_a = [k for k in a["spec"]["tolerations"][0]]
     keys_b = [k for k in b["spec"]["tolerations"][0]]
     assert all(x is y for x, y in zip(keys_a, keys_b))
@@ -41,4 +45,15 @@ def test_objects_decoded_one_by_one_share_their_keys_and_short_strings():
     assert next(iter(a["metadata"])) is next(iter(b["metadata"]))
     # Long strings (annotations' text, say) are left as they came: interning them would cost more than it saves.
     assert a["metadata"]["annotations"]["note"] == b["metadata"]["annotations"]["note"]
+    assert a["metadata"]["annotations"]["note"] is not b["metadata"]["annotations"]["note"]
+
+
+def test_listed_objects_share_their_short_strings_in_place():
+    """A list is one document (its objects share their keys already): only the strings are interned, in place."""
+    a, b = decoded("web-0"), decoded("web-1")
+    for obj in (a, b):
+        share_values(trim(obj))
+    assert a["spec"]["tolerations"][0]["key"] is b["spec"]["tolerations"][0]["key"]
+    assert a["spec"]["containers"][0]["image"] is b["spec"]["containers"][0]["image"]
+    assert a["status"]["phase"] is b["status"]["phase"]
     assert a["metadata"]["annotations"]["note"] is not b["metadata"]["annotations"]["note"]
