@@ -47,9 +47,13 @@ def _all(cols: NodeColumns) -> Mask:
     return cols.node_cached("every node", every_node)
 
 
+STACKED_CHECKS = 5  # the first checks (pods, cpu, memory, gpu, ephemeral storage): the rows of cols.requested
+
+
 def _resource_checks(pod: Pod, meta: Any, cols: NodeColumns) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
     """PodFitsResources' checks in the reference's order: (resource, requested, used per node, allocatable per
-    node); a node fails one where allocatable < requested + used (pods: one more pod)."""
+    node); a node fails one where allocatable < requested + used (pods: one more pod). The first ones are the
+    columns' stacked rows, in their order."""
     request = meta.pod_request if meta is not None else pod.request
     checks = [(PODS, 1, cols.pod_count, cols.alloc_pods)]
     if not request.is_zero_request():
@@ -64,16 +68,14 @@ def _resource_checks(pod: Pod, meta: Any, cols: NodeColumns) -> list[tuple[str, 
 
 def pod_fits_resources(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
     request = meta.pod_request if meta is not None else pod.request
-    # The pod count always; the four resources unless the request is zero (the columns' rows, in that order).
-    checked = 1 if request.is_zero_request() else 5
-    wanted = np.array([1, request.milli_cpu, request.memory, request.nvidia_gpu, request.ephemeral_storage][:checked],
-                      dtype=np.int64)[:, None]
-    scalar = [(request.scalar[name], cols.scalar_requested(name), cols.scalar_allocatable(name))
-              for name in sorted(request.scalar)] if checked > 1 else []
+    checks = _resource_checks(pod, meta, cols)
+    stacked = min(len(checks), STACKED_CHECKS)  # one comparison over the stacked rows, then the extended resources
+    wanted = np.array([want for _, want, _, _ in checks[:stacked]], dtype=np.int64)[:, None]
+    extended = checks[stacked:]
 
     def fits(rows: slice | np.ndarray) -> Mask:
-        mask = (cols.allocatable[:checked, rows] >= wanted + cols.requested[:checked, rows]).all(axis=0)
-        for want, used, cap in scalar:
+        mask = (cols.allocatable[:stacked, rows] >= wanted + cols.requested[:stacked, rows]).all(axis=0)
+        for _, want, used, cap in extended:
             mask &= cap[rows] >= want + used[rows]
         return mask
 
