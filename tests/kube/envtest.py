@@ -7,6 +7,7 @@ repository). Without the assets the tests skip, saying how to provide them, unle
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -45,7 +46,7 @@ def require_assets(version: str) -> Path:
     root = assets_dir()
     script = root / "envtest.py"
     binary = root / version / "bin" / "kube-apiserver"
-    if not script.is_file() or not binary.is_file():
+    if not script.is_file() or not (binary.is_file() or binary.with_name(binary.name + ".xz").is_file()):
         message = (
             f"envtest assets for {version} not found under {root}: set POLICY_SCHEDULER_ENVTEST to the directory "
             "holding envtest.py and <version>/bin/{kube-apiserver,etcd}"
@@ -97,6 +98,19 @@ class EnvtestServer:
 
     def rest(self, **kw) -> RestClient:
         return RestClient(api_client(self.kubeconfig), **{"qps": 0, "burst": 1, **kw})
+
+
+@functools.cache
+def binary(version: str, name: str) -> Path:
+    """The path of the shipped binary ``name`` (``kube-scheduler``, ``kube-controller-manager``, ...) of
+    ``version``, through the launcher's ``path`` command: the 1.36 line ships its binaries xz-packed, and the
+    launcher unpacks each once per machine into its cache (checked against SHA256SUMS)."""
+    script = require_assets(version)
+    done = subprocess.run([sys.executable, str(script), "path", "--version", version, name],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"envtest path --version {version} {name} failed: {done.stdout}{done.stderr}")
+    return Path(done.stdout.strip().splitlines()[-1])
 
 
 def start_server(version: str, directory: Path, *extra: str) -> EnvtestServer:

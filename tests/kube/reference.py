@@ -13,13 +13,13 @@ from typing import Any
 import yaml
 
 from .daemon import LoggedProcess
-from .envtest import EnvtestServer, assets_dir
+from .envtest import EnvtestServer, binary
 
 REFERENCE_SCHEDULER = "reference-scheduler"
 
 
 def reference_binary(version: str) -> Path:
-    return assets_dir() / version / "bin" / "kube-scheduler"
+    return binary(version, "kube-scheduler")
 
 
 class ReferenceScheduler(LoggedProcess):

@@ -26,7 +26,7 @@ from .daemon import SCHEDULER, Cluster, DaemonProcess, LoggedProcess, node, pod,
 from .envtest import EnvtestServer
 from .reference import REFERENCE_SCHEDULER, ReferenceScheduler
 
-LINES = ("1.26", "1.32")
+LINES = ("1.26", "1.32", "1.36")
 POOLS = {"ref": REFERENCE_SCHEDULER, "ours": SCHEDULER}
 
 VERDICT_TIMEOUT = 30.0

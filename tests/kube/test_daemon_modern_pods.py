@@ -24,10 +24,12 @@ MODERN_ARGS: dict[str, tuple[str, ...]] = {
              "--apiserver-arg=--runtime-config=resource.k8s.io/v1alpha1=true"),
     "1.32": ("--apiserver-arg=--feature-gates=DynamicResourceAllocation=true",
              "--apiserver-arg=--runtime-config=resource.k8s.io/v1beta1=true"),
+    "1.36": (),  # every field is kept at the default flags (DRA is GA and locked on)
 }
 CLAIMS = {
     "1.26": [{"name": "gpu", "source": {"resourceClaimName": "gpu-claim"}}],
     "1.32": [{"name": "gpu", "resourceClaimName": "gpu-claim"}],
+    "1.36": [{"name": "gpu", "resourceClaimName": "gpu-claim"}],
 }
 GATED_REASON = "SchedulingGated"
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
@@ -37,7 +39,7 @@ CLAIMS_MESSAGE = ("spec.resourceClaims (dynamic resource allocation) is not supp
 PRIORITY = ("--feature-gates", "PodPriority=true")
 
 
-@pytest.fixture(params=("1.26", "1.32"), ids=lambda v: f"k8s-{v}")
+@pytest.fixture(params=tuple(MODERN_ARGS), ids=lambda v: f"k8s-{v}")
 def modern(request, envtest_pool):
     with envtest_pool.leased(request.param, *MODERN_ARGS[request.param]) as server:
         yield server

@@ -1,7 +1,7 @@
 """The only scheduler of a modern cluster (issue 31): what a cluster's own controllers and users ask of its
 scheduler beyond 1.9's pods, on real API servers, beside upstream's kube-scheduler of the same line.
 
-Part A, side by side on 1.26 and 1.32 (one server, a pool of nodes per scheduler, ``tests/kube/side_by_side.py``
+Part A, side by side on 1.26, 1.32 and 1.36 (one server, a pool of nodes per scheduler, ``tests/kube/side_by_side.py``
 as ``tests/kube/test_daemon_volume_rules.py`` uses it: nodes labelled ``pool: <pool>``, pods naming the pool's
 scheduler, every object named ``<pool>-...``; upstream's verdicts are asserted first, then ours must be the
 same):
@@ -14,7 +14,7 @@ same):
 - Pod (anti-)affinity across namespaces (``namespaceSelector``): required and preferred terms, and a namespace
   labelled while a pod waits for it.
 
-Part B (1.32, the line that ships kube-controller-manager): our daemon as the cluster's *only* scheduler
+Part B (1.32 and 1.36, the lines that ship kube-controller-manager): our daemon as the cluster's *only* scheduler
 (``--scheduler-name default-scheduler``: pods naming no scheduler are ours) beside upstream's controllers
 (DaemonSet, Deployment, ReplicaSet, StatefulSet, Job, PV binder, garbage collector), and, on a second server
 holding the same cluster, upstream's kube-scheduler with its default profile. The test plays what envtest
@@ -76,6 +76,11 @@ DAEMON_TOLERATIONS = [
 NOT_READY_TAINT = f"node(s) had untolerated taint {{{NOT_READY}: }}"
 
 
+def not_ready_taint(version: str) -> str:
+    """TaintToleration's reason for the ``not-ready`` taint: 1.36 no longer names the taint."""
+    return "node(s) had untolerated taint(s)" if version == "1.36" else NOT_READY_TAINT
+
+
 # -- nodes as the node lifecycle controller leaves them ------------------------------------------------------
 
 def now() -> str:
@@ -119,9 +124,11 @@ def stays_pending(pool: Pool, suffix: str, seconds: float, namespace: str = "def
 def nodes_message(version: str, total: int, *reasons: str) -> str:
     """Upstream's FailedScheduling message when no node fits and preemption cannot help: ``reasons`` (each
     "<count> <reason>") sorted as text, as upstream sorts them; 1.26 ends its preemption part with a second
-    full stop."""
+    full stop; on 1.36 the DynamicResources PostFilter (in the default profile) speaks before preemption, for a
+    pod without claims too."""
     end = ".." if version == "1.26" else "."
-    return (f"0/{total} nodes are available: {', '.join(sorted(reasons))}. "
+    claims = "no new claims to deallocate, " if version == "1.36" else ""
+    return (f"0/{total} nodes are available: {', '.join(sorted(reasons))}. {claims}"
             f"preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling{end}")
 
 
@@ -212,9 +219,9 @@ def not_ready_daemon_message(version: str, total: int) -> str:
     has the taint. 1.26 counts only that node among the filters' reasons, and its preemption finds "no victims"
     on the nodes it never filtered; 1.32 counts the others as NodeAffinity's."""
     if version == "1.26":
-        return (f"0/{total} nodes are available: 1 {NOT_READY_TAINT}. preemption: 0/{total} nodes are available: "
+        return (f"0/{total} nodes are available: 1 {not_ready_taint(version)}. preemption: 0/{total} nodes are available: "
                 f"1 Preemption is not helpful for scheduling, {total - 1} No preemption victims found for incoming pod..")
-    return nodes_message(version, total, f"1 {NOT_READY_TAINT}",
+    return nodes_message(version, total, f"1 {not_ready_taint(version)}",
                          f"{total - 1} node(s) didn't satisfy plugin(s) [NodeAffinity]")
 
 
@@ -235,7 +242,7 @@ def test_not_ready_node_takes_no_pod_that_does_not_tolerate_it(server, pools, tm
         # TaintToleration filters before NodeAffinity: both pools' NotReady nodes count as tainted.
         tainted = sum(1 for p in pools.values() for n in p.nodes if n.endswith("-not-ready"))
         assert expect_pending(ref, "pinned", procs["ref"]) == [nodes_message(
-            server.version, total, f"{tainted} {NOT_READY_TAINT}",
+            server.version, total, f"{tainted} {not_ready_taint(server.version)}",
             f"{total - tainted} node(s) didn't match Pod's node affinity/selector")]
         assert expect_pending(ref, "agent-not-ready", procs["ref"]) == [not_ready_daemon_message(server.version, total)]
         ours = pools["ours"]
@@ -357,7 +364,7 @@ def test_preferred_affinity_across_namespaces(server, pools, tmp_path):
             assert expect_bound(pool, "near", procs[name], "team-a") == pool.n("node-2")
 
 
-# -- Part B: the only scheduler beside upstream's controllers (1.32) ------------------------------------------
+# -- Part B: the only scheduler beside upstream's controllers (1.32, 1.36) ------------------------------------
 
 #: The controllers that make what Part B schedules (the README of the envtest assets names them so); no
 #: node-lifecycle controller (no kubelet renews the Nodes' heartbeats) nor any that needs a token signer.
@@ -367,7 +374,7 @@ DEFAULT_SCHEDULER = "default-scheduler"
 CSI_PROVISIONER = "example.com/csi"
 PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 WFFC = "wffc"
-CONTROLLERS_LINE = "1.32"
+CONTROLLERS_LINES = ("1.32", "1.36")
 #: name -> (zone, what the node lifecycle controller made of it): one cordoned and one NotReady node, one in
 #: each zone, so that each zone keeps one node every pod may use.
 CLUSTER_NODES: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]] | None]] = {
@@ -629,10 +636,10 @@ def outcome(side: Side) -> dict[str, Any]:
             "db bound": sorted(bool(n) for n in db.values()), "claims": sorted(claims), "job": True}
 
 
-@pytest.fixture
-def two_servers(envtest_pool) -> Iterator[dict[str, EnvtestServer]]:
-    """Two fresh servers of the line that ships kube-controller-manager: ours, and upstream's."""
-    with envtest_pool.leased(CONTROLLERS_LINE) as a, envtest_pool.leased(CONTROLLERS_LINE) as b:
+@pytest.fixture(params=CONTROLLERS_LINES, ids=lambda v: f"k8s-{v}")
+def two_servers(request, envtest_pool) -> Iterator[dict[str, EnvtestServer]]:
+    """Two fresh servers of a line that ships kube-controller-manager: ours, and upstream's."""
+    with envtest_pool.leased(request.param) as a, envtest_pool.leased(request.param) as b:
         yield {"ref": b, "ours": a}
 
 

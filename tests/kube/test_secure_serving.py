@@ -35,7 +35,7 @@ from .envtest import EnvtestServer
 from .pki import client_context, shared_pki
 from .reference import ReferenceScheduler
 
-LINES = ("1.26", "1.32")
+LINES = ("1.26", "1.32", "1.36")
 PATHS = ("/healthz", "/readyz", "/metrics", "/configz", "/debug/pprof/")
 NS = "default"
 ISSUER = "https://kubernetes.default.svc.cluster.local"  # the envtest API servers' --service-account-issuer
