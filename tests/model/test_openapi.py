@@ -126,6 +126,18 @@ def test_cli_kubernetes_version_and_no_validate(tmp_path):
     assert result.exit_code == 0, result.output  # spec.priority is read leniently (0), as before
 
 
+def test_kubernetes_version_1_36_knows_its_fields(tmp_path):
+    """A 1.36 pod field (a container's ``restartPolicyRules``, 1.34+) is known to the 1.36 schema and unknown
+    to 1.32's, where it is a warning."""
+    rules = [{"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}]
+    path = write_cluster(tmp_path, patched(POD, spec__containers__0__restartPolicyRules=rules))
+    warning = 'unknown field "spec.containers[0].restartPolicyRules"'
+    for version, warned in (("1.36", False), ("1.32", True)):
+        result = CliRunner().invoke(main, ["simulate", "--cluster", path, "--kubernetes-version", version, "-o", "json"])
+        assert result.exit_code == 0, result.output
+        assert (warning in result.stderr) is warned, (version, result.stderr)
+
+
 def test_limits_default_requests_as_the_api_server_does(tmp_path):
     # SetDefaults_Pod: a limit without a request of that resource is the request too.
     pod = patched(POD, spec__containers__0__resources={"limits": {"cpu": "3", "memory": "1Gi"}, "requests": {"cpu": "2"}})
