@@ -38,6 +38,11 @@ def with_init(obj: dict[str, Any], cpu: str, sidecar: bool = False) -> dict[str,
     return obj
 
 
+def with_pod_resources(obj: dict[str, Any], cpu: str) -> dict[str, Any]:
+    obj["spec"]["resources"] = {"requests": {"cpu": cpu}}
+    return obj
+
+
 # row -> (server line, node cpu, pods as (name, cpu, decorate), how many bind under the cluster's rules,
 # under 1.9's)
 ROWS = {
@@ -49,6 +54,13 @@ ROWS = {
     # 2 pods of 1 cpu with a 1-cpu native sidecar, on a 2-cpu node: each holds 2 cpu (1.9 would take the
     # sidecar for an init container and count 1).
     "native-sidecars": ("1.32", "2", [(f"s-{i}", "1", lambda p: with_init(p, "1", sidecar=True)) for i in range(2)], 1, 2),
+    # The same on 1.36.
+    "native-sidecars-1.36": ("1.36", "2", [(f"s-{i}", "1", lambda p: with_init(p, "1", sidecar=True)) for i in range(2)],
+                             1, 2),
+    # 2 pods whose containers ask 100m but whose pod-level requests say 1500m (kept by 1.36 without a gate), on a
+    # 2-cpu node: each holds 1500m (1.9 counts the containers' 100m).
+    "pod-level-resources": ("1.36", "2", [(f"p-{i}", "100m", lambda p: with_pod_resources(p, "1500m")) for i in range(2)],
+                            1, 2),
 }
 
 
