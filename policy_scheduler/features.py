@@ -3,6 +3,7 @@ rules apply to the pod fields 1.9 never knew (:class:`Rules`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from enum import Enum
 
@@ -85,3 +86,35 @@ class FeatureGates:
 
 
 DEFAULT_FEATURE_GATES = FeatureGates()
+
+
+# -- the cluster's Kubernetes line ------------------------------------------------------------------------
+KubernetesLine = tuple[int, int]
+"""A Kubernetes minor release, ``(1, 36)``: the upstream release whose wording (and, where releases differ,
+whose rules) the cluster's rules follow. The daemon reads it from the API server once at start
+(``ClusterState.kubernetes_line``); offline commands take the server's with ``--from-cluster``, else
+:data:`NEWEST_LINE`. Under ``--rules 1.9`` it is never read."""
+
+#: The newest line this scheduler follows (upstream 1.36.3): the line of a snapshot that names none.
+NEWEST_LINE: KubernetesLine = (1, 36)
+
+_LINE = re.compile(r"^v?(\d+)\.(\d+)")
+
+
+def parse_line(major: object, minor: object = None) -> KubernetesLine | None:
+    """The line of ``/version``'s ``major`` and ``minor`` (``"1"``, ``"36+"``: providers append ``+``), or of
+    one text such as ``1.36`` or ``v1.36.3`` (``minor`` None); None when unreadable."""
+    text = f"{major}.{''.join(ch for ch in str(minor) if ch.isdigit())}" if minor is not None else str(major)
+    m = _LINE.match(text.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def by_line(line: KubernetesLine, texts: Mapping[KubernetesLine, str]) -> str:
+    """The text of ``line`` among ``texts`` (each keyed by the first line that words it so): the one of the
+    newest key at or before ``line``; the oldest for a line older than every key."""
+    keys = sorted(texts)
+    chosen = keys[0]
+    for key in keys:
+        if key <= line:
+            chosen = key
+    return texts[chosen]

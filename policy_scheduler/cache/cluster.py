@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from ..features import NEWEST_LINE, KubernetesLine
 from ..model.labels import SelectorError
 from ..model.node import Node
 from ..model.pod import Pod, pod_claim_names
@@ -69,6 +70,9 @@ class ClusterState:
         self._nodes: dict[str, Node] = {}
         self._node_list: list[Node] | None = None
         self.observers: list[ClusterObserver] = []
+        # The cluster's Kubernetes line (its API server's /version; offline: the snapshot's server, else the
+        # newest): which upstream release's wording the cluster's rules use where releases differ.
+        self.kubernetes_line: KubernetesLine = NEWEST_LINE
 
     # -- nodes -----------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:

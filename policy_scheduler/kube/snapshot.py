@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from ..errors import UserError
@@ -10,8 +9,7 @@ from ..model.openapi import OpenAPIValidator, resolve_version
 from ..offline.snapshot import NO_CHECKS, Checks, Snapshot, load_objects
 from .client import api_client
 from .rest import ApiError, RestClient
-
-log = logging.getLogger(__name__)
+from .version import server_line
 
 # kind -> the group versions to list it from, preferred first. Kinds the server may not serve
 # (PriorityClass before 1.11 without --runtime-config, PodDisruptionBudget as policy/v1 before 1.21,
@@ -56,19 +54,15 @@ def read_cluster_snapshot(
             # The raw JSON, as the API server sent it: the engine parses it once itself.
             objects.extend({**item, "kind": kind, "apiVersion": api_version} for item in items)
             break
+    line = server_line(rest)
     checks = NO_CHECKS
     if validate:
-        version = resolve_version(kubernetes_version) if kubernetes_version else _server_version(rest)
+        if kubernetes_version:
+            version = resolve_version(kubernetes_version)
+        else:  # the server's release, or the nearest bundled schema's; the newest if unreadable
+            version = resolve_version(None if line is None else f"{line[0]}.{line[1]}", clamp=True)
         checks = Checks(OpenAPIValidator(version))
-    return load_objects(objects, rest.host, checks)
+    snapshot = load_objects(objects, rest.host, checks)
+    snapshot.kubernetes_line = line
+    return snapshot
 
-
-def _server_version(rest: RestClient) -> tuple[int, int]:
-    """The server's release from ``/version``, or the nearest bundled schema's; the newest if unreadable."""
-    try:
-        info = rest.get("/version")
-        release = f"{info['major']}.{''.join(ch for ch in str(info['minor']) if ch.isdigit())}"
-    except (ApiError, KeyError, TypeError) as e:
-        log.info("cannot read the version of %s (%s): validating against the newest schema", rest.host, e)
-        return resolve_version(None)
-    return resolve_version(release, clamp=True)

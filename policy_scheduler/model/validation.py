@@ -122,7 +122,8 @@ def check_node(node: Node) -> None:
 
 
 def check_persistent_volume_claim(pvc: PersistentVolumeClaim) -> None:
-    """``ValidatePersistentVolumeClaimSpec`` on the access modes (1.32: ReadWriteOncePod is GA and alone)."""
+    """``ValidatePersistentVolumeClaimSpec`` on the access modes (1.32: ReadWriteOncePod is GA and alone) and
+    the ``volumeAttributesClassName`` (a class name when not empty)."""
     obj = f"PersistentVolumeClaim {pvc.namespace}/{pvc.name}"
     if not pvc.access_modes:
         raise ObjectError(obj, "spec.accessModes", "Required value: at least 1 access mode is required")
@@ -131,6 +132,8 @@ def check_persistent_volume_claim(pvc: PersistentVolumeClaim) -> None:
             raise ObjectError(obj, "spec.accessModes", _unsupported(mode, ACCESS_MODES))
     if READ_WRITE_ONCE_POD in pvc.access_modes and len(pvc.access_modes) > 1:
         raise ObjectError(obj, "spec.accessModes", "Forbidden: may not use ReadWriteOncePod with other access modes")
+    if pvc.volume_attributes_class:  # "" is allowed on a claim (no class)
+        _check_class_name(obj, "spec.volumeAttributesClassName", pvc.volume_attributes_class)
 
 
 def check_storage_class(sc: StorageClass) -> None:
@@ -204,8 +207,29 @@ def check_csi_node(csi_node: CSINode) -> None:
 
 
 def check_persistent_volume(pv: PersistentVolume) -> None:
-    """``validateVolumeNodeAffinity`` / ``ValidateNodeSelector`` of a PV's ``spec.nodeAffinity``."""
+    """``validateVolumeNodeAffinity`` / ``ValidateNodeSelector`` of a PV's ``spec.nodeAffinity``, then its
+    ``spec.volumeAttributesClassName`` (1.34+: not empty, a class name, only on a CSI volume)."""
     obj = f"PersistentVolume {pv.name}"
+    _check_pv_node_affinity(obj, pv)
+    vac = pv.spec.get("volumeAttributesClassName")
+    if vac is not None:
+        if not vac:
+            raise ObjectError(obj, "spec.volumeAttributesClassName", "Required value: an empty string is disallowed")
+        _check_class_name(obj, "spec.volumeAttributesClassName", vac)
+        if pv.spec.get("csi") is None:
+            raise ObjectError(obj, "spec.csi", "Required value: has to be specified when using volumeAttributesClassName")
+
+
+def _check_class_name(obj: str, path: str, name: str) -> None:
+    """``ValidateClassName``: apimachinery's ``NameIsDNSSubdomain``."""
+    if len(name) > 253:
+        raise ObjectError(obj, path, f"Invalid value: {name!r}: must be no more than 253 characters")
+    if not _DNS1123_SUBDOMAIN.match(name):
+        raise ObjectError(obj, path, f"Invalid value: {name!r}: {DNS1123_SUBDOMAIN_MESSAGE}"
+                          f" (e.g. 'example.com', regex used for validation is '{DNS1123_SUBDOMAIN_FORMAT}')")
+
+
+def _check_pv_node_affinity(obj: str, pv: PersistentVolume) -> None:
     affinity = pv.spec.get("nodeAffinity")
     if affinity is None:
         return

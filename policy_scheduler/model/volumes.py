@@ -3,7 +3,8 @@
 Besides what 1.9 read, the fields a modern cluster schedules late-bound (``WaitForFirstConsumer``)
 volumes with: a PV's GA ``spec.nodeAffinity`` (1.10+), its ``status.phase`` and ``volumeMode``; a
 claim's ``volume.kubernetes.io/selected-node`` annotation, ``status.phase`` and ``deletionTimestamp``;
-a StorageClass's ``provisioner`` and ``allowedTopologies``.
+a StorageClass's ``provisioner`` and ``allowedTopologies``; the ``spec.volumeAttributesClassName`` of
+PVs and claims (1.29 alpha, GA 1.34: a claim binds only a PV of the same class, none with none).
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ class PersistentVolume:
     raw: dict
     node_affinity: VolumeNodeAffinity | None = None  # the GA spec.nodeAffinity (1.10+)
     phase: str = ""
+    volume_attributes_class: str = ""  # spec.volumeAttributesClassName ("" when absent)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> PersistentVolume:
@@ -140,7 +142,8 @@ class PersistentVolume:
         affinity = parse_volume_node_affinity(obj, "spec.nodeAffinity", spec.get("nodeAffinity"))
         status = obj_field(obj, "status", raw.get("status"))
         phase = str_field(obj, "status.phase", status.get("phase"))
-        return cls(name, labels, spec, raw, affinity, phase)
+        vac = str_field(obj, "spec.volumeAttributesClassName", spec.get("volumeAttributesClassName"))
+        return cls(name, labels, spec, raw, affinity, phase, vac or "")
 
     @property
     def resource_version(self) -> int:
@@ -189,6 +192,7 @@ class PersistentVolumeClaim:
     uid: str = ""
     access_modes: tuple[str, ...] = ()
     owners: tuple[OwnerRef, ...] = ()
+    volume_attributes_class: str = ""  # spec.volumeAttributesClassName ("" when absent or empty)
 
     def controlled_by(self, uid: str) -> bool:
         """``metav1.IsControlledBy``: the controller owner reference names ``uid``."""
@@ -211,6 +215,7 @@ class PersistentVolumeClaim:
         resources = obj_field(obj, "spec.resources", spec.get("resources"))
         resource_list_field(obj, "spec.resources.requests", resources.get("requests"))
         str_field(obj, "spec.volumeMode", spec.get("volumeMode"))
+        vac = str_field(obj, "spec.volumeAttributesClassName", spec.get("volumeAttributesClassName"))
         deleting = bool(str_field(obj, "metadata.deletionTimestamp", meta.get("deletionTimestamp")))
         phase = str_field(obj, "status.phase", obj_field(obj, "status", raw.get("status")).get("phase"))
         owners = tuple(
@@ -218,7 +223,7 @@ class PersistentVolumeClaim:
                      bool_field(obj, f"metadata.ownerReferences[{i}].controller", o.get("controller")))
             for i, o in enumerate(obj_list_field(obj, "metadata.ownerReferences", meta.get("ownerReferences"))))
         return cls(name, namespace, volume_name, sc or "", raw, annotations.get(ANN_SELECTED_NODE), phase,
-                   deleting, meta.get("uid") or "", access_modes, owners)
+                   deleting, meta.get("uid") or "", access_modes, owners, vac or "")
 
     @property
     def key(self) -> tuple[str, str]:

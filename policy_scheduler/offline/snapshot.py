@@ -21,7 +21,7 @@ import yaml
 
 from ..cache.cluster import ClusterState
 from ..errors import ObjectError, SnapshotError
-from ..features import Rules
+from ..features import NEWEST_LINE, KubernetesLine, Rules
 from ..model.disruption import PodDisruptionBudget
 from ..model.fields import describe, string_map
 from ..model.namespace import Namespace
@@ -95,6 +95,9 @@ class Snapshot:
     pod_disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)  # read by preemption
     origins: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (kind, ns, name) -> file: document
     rules: Rules = Rules.CLUSTER  # how the pods were parsed (what counts of the fields 1.9 never knew)
+    # The Kubernetes line of the server the snapshot was read from (--from-cluster); None: manifests, whose
+    # decisions use the newest line's wording.
+    kubernetes_line: KubernetesLine | None = None
 
     def under(self, rules: Rules) -> Snapshot:
         """This snapshot with its pods parsed under ``rules`` (itself when they already are)."""
@@ -126,6 +129,7 @@ class Snapshot:
     def cluster_state(self) -> ClusterState:
         """A scheduler cache holding the nodes, bound pods and every lister's objects."""
         cluster = ClusterState()
+        cluster.kubernetes_line = self.kubernetes_line or NEWEST_LINE
         for node in self.nodes:
             cluster.add_node(node)
         for pod in self.bound_pods():

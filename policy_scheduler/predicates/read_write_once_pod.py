@@ -4,8 +4,8 @@ VolumeRestrictions plugin, its ``ReadWriteOncePod`` half: 1.26 ``PreFilter``, 1.
 
 1.9 never knew the access mode, so this applies under the cluster's rules to every pod with such a claim,
 whatever the Policy names (:func:`policy_scheduler.factory.pod_scoped_algorithms`). A pod whose
-``ReadWriteOncePod`` claim another cached pod (bound or assumed) already uses fits no node, with 1.32's
-reason. The count is cluster-wide, as upstream's ``PVCRefCounts`` summed over the nodes; on a node copy
+``ReadWriteOncePod`` claim another cached pod (bound or assumed) already uses fits no node, with the reason
+of the cluster's line (``ClusterState.kubernetes_line``: 1.34 reworded it). The count is cluster-wide, as upstream's ``PVCRefCounts`` summed over the nodes; on a node copy
 from which preemption removed pods, the removed users no longer count (1.32's ``RemovePod``), so a
 higher-priority pod may preempt the holder on the holder's node. 1.26 checks this in PreFilter, where
 preemption cannot remove the holder ("docs/deviations.md").
@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..cache.cluster import ListerError
+from ..features import KubernetesLine, by_line
 from ..model.pod import pod_claim_names
 from ..model.volumes import READ_WRITE_ONCE_POD
 from .metadata import PredicateMetadata
@@ -29,9 +30,18 @@ if TYPE_CHECKING:
     from ..model.pod import Pod
 
 NAME = "ReadWriteOncePod"
-#: ``volumerestrictions.ErrReasonReadWriteOncePodConflict``.
-ERR_READ_WRITE_ONCE_POD_CONFLICT = (
+#: ``volumerestrictions.ErrReasonReadWriteOncePodConflict`` of 1.22 to 1.33 (1.26, 1.32) ...
+ERR_READ_WRITE_ONCE_POD_CONFLICT_1_22 = (
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode")
+#: ... and of 1.34 on (1.36): the newest line's.
+ERR_READ_WRITE_ONCE_POD_CONFLICT = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod")
+_CONFLICT_BY_LINE = {(1, 22): ERR_READ_WRITE_ONCE_POD_CONFLICT_1_22, (1, 34): ERR_READ_WRITE_ONCE_POD_CONFLICT}
+
+
+def read_write_once_pod_conflict(line: KubernetesLine) -> str:
+    """The reason of a ReadWriteOncePod conflict as upstream's scheduler of ``line`` words it."""
+    return by_line(line, _CONFLICT_BY_LINE)
 
 
 def read_write_once_pod_claims(cluster: ClusterState, pod: Pod) -> list[tuple[str, str]]:
@@ -68,7 +78,7 @@ class ReadWriteOncePodChecker:
                 if cached is not node_info:  # preemption's copy: count what it holds, not what the cache holds
                     users += _users_on(node_info, key) - _users_on(cached, key)
             if users > 0:
-                return False, [ERR_READ_WRITE_ONCE_POD_CONFLICT]
+                return False, [read_write_once_pod_conflict(self.cluster.kubernetes_line)]
         return True, []
 
 

@@ -16,7 +16,7 @@ decisions (:func:`applies`). For a pod it decides for, on each node:
   and 1.9's alpha annotation) must admit the node (else ``VolumeNodeAffinityConflict``);
 * an unbound ``WaitForFirstConsumer`` claim: already annotated with a selected node, only that node;
   else an available static PV (``FindMatchingVolume``: smallest fitting, distinct per claim, pre-bound
-  first) whose node affinity admits the node, else dynamic provisioning if the class has a provisioner
+  first, of the claim's ``volumeAttributesClassName``) whose node affinity admits the node, else dynamic provisioning if the class has a provisioner
   and its ``allowedTopologies`` admit the node's labels; otherwise ``VolumeBindingNoMatch``.
 
 Storage capacity (``CSIStorageCapacity``, ``node(s) did not have enough free storage``) is not
@@ -293,7 +293,11 @@ class ClusterVolumeBinder:
 def find_matching_volume(
     pvc: PersistentVolumeClaim, volumes: Sequence[PersistentVolume], node: Node, excluded: set[str]
 ) -> PersistentVolume | None:
-    """1.26's ``FindMatchingVolume`` on the scheduler path (a node given)."""
+    """``FindMatchingVolume`` on the scheduler path (a node given), with the ``VolumeAttributesClass`` gate
+    on, as 1.34+ always have it (``vacEnabled``): a PV whose ``spec.volumeAttributesClassName`` differs from
+    the claim's is skipped, a pre-bound one too, and a claim without a class matches only PVs without one.
+    On 1.26 neither object can carry the field, and on 1.32 (beta, off) the API server drops it, so this is
+    every line's decision on the objects its server keeps."""
     requested = claim_request(pvc)
     spec = pvc.raw.get("spec") or {}
     selector = None
@@ -316,6 +320,8 @@ def find_matching_volume(
             continue
         if (pv.spec.get("volumeMode") or "Filesystem") != claim_mode:
             continue
+        if pv.volume_attributes_class != pvc.volume_attributes_class:
+            continue  # VolumeAttributesClass (GA 1.34, locked on in 1.36): the same class, or neither has one
         if (pv.raw.get("metadata") or {}).get("deletionTimestamp"):
             continue
         affinity_ok = volume_node_affinity_matches(pv, node)

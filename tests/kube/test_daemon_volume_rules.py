@@ -55,8 +55,9 @@ from .test_daemon_volumes import (
 APISERVER_ARGS: dict[str, tuple[str, ...]] = {
     "1.26": ("--apiserver-arg=--feature-gates=ReadWriteOncePod=true",),
     "1.32": (),
+    "1.36": (),
 }
-REFERENCE_GATES = {"1.26": "ReadWriteOncePod=true", "1.32": ""}
+REFERENCE_GATES = {"1.26": "ReadWriteOncePod=true", "1.32": "", "1.36": ""}
 
 CSI_DRIVER = "csi.example.com"
 EBS_DRIVER = "ebs.csi.aws.com"
@@ -67,7 +68,14 @@ BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 
 #: The reasons each scheduler gives: upstream's (``volumerestrictions``, ``nodevolumelimits``, ``volumezone``,
 #: ``ephemeral.VolumeIsForPod``) and ours.
-RWOP_CONFLICT = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+#: ``volumerestrictions.ErrReasonReadWriteOncePodConflict`` by line (reworded in 1.34); ours follows the server's line
+#: (read from ``/version`` at start), so both schedulers give the same text.
+RWOP_CONFLICT = {
+    "1.26": "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode",
+    "1.32": "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode",
+    "1.36": "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by "
+            "another pod",
+}
 MAX_VOLUME_COUNT = {"ref": "node(s) exceed max volume count", "ours": "MaxVolumeCount"}
 VOLUME_ZONE = {"ref": "node(s) had no available volume zone", "ours": "NoVolumeZoneConflict"}
 
@@ -167,7 +175,7 @@ def test_read_write_once_pod_claim_has_one_user_in_the_cluster(server, pools, tm
         pool.add_volume_pod("waiter", (rwop,))
     with schedulers(server, tmp_path) as procs:
         for name, pool in pools.items():
-            expect_pending(pool, "waiter", procs[name], RWOP_CONFLICT)
+            expect_pending(pool, "waiter", procs[name], RWOP_CONFLICT[server.version])
         for pool in pools.values():
             pool.cluster.delete_pod(pool.n("holder"))
         for name, pool in pools.items():
