@@ -43,6 +43,17 @@ class Binder:
         except ApiError as e:
             return classify(e), e
 
+    def nominate(self, pod: Pod, host: str) -> None:
+        """``status.nominatedNodeName`` set to ``host`` ("" clears it): what upstream's binding cycle writes from 1.35 (NominatedNodeNameForExpectation) before a PreBind that waits (late-bound volumes),
+        to tell autoscalers where the pod is about to go; the API server clears it when it binds the pod
+        (ClearingNominatedNodeNameAfterBinding). A failed write is logged and changes nothing else, as upstream."""
+        try:
+            self.rest.patch(f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status",
+                            {"status": {"nominatedNodeName": host or None}})
+        except ApiError as e:
+            log.info("Failed to update the nominated node name in the binding cycle pod=%s nominatedNodeName=%s: %s",
+                     pod.ref, host, e)
+
     def bound_node(self, pod: Pod) -> str | None:
         """Where the API server says the pod is bound ("" when unbound); None when the pod is gone (a new
         pod of the same name counts as gone). Raises ApiError when the server does not answer."""

@@ -53,6 +53,7 @@ from .requeuer import Requeuer
 from .rest import ApiError, RestClient
 from .scheduler import BIND_WORKERS, SchedulingLoop
 from .serving import Endpoints, HealthChecks, ServingOptions
+from .version import server_line
 from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)
@@ -176,7 +177,8 @@ class Daemon:
         self.recorder = EventRecorder(self.event_rest, cfg.scheduler_name, self.event_writer,
                                       observe=self.metrics.observe_event)
         self.conditions = PodConditionUpdater(self.rest, self.condition_writer,
-                                              still_pending=lambda pod: self.pending_pod(pod_key(pod)) is not None)
+                                              still_pending=lambda pod: self.pending_pod(pod_key(pod)) is not None,
+                                              line=lambda: self.cache.cluster.kubernetes_line)
         # The FIFO's pods wait out 1.9's back-off in the requeuer; the priority queues take them back at once
         # (the three-queue form backs them off itself).
         backoff = None if isinstance(self.queue, NominatingQueue) else PodBackoff()
@@ -235,6 +237,7 @@ class Daemon:
     # -- informers -------------------------------------------------------------------------------
     def _start_informers(self) -> None:
         served = self._discover()
+        self._read_kubernetes_line()
         name = self.config.scheduler_name
         for resource in RESOURCES:
             version = resource.served_version(served)
@@ -280,6 +283,16 @@ class Daemon:
         for reflector in self.reflectors:
             reflector.start()
 
+    def _read_kubernetes_line(self) -> None:
+        """The server's line, once, before the informers fill the cache (so before any decision): the
+        wording of the cluster's rules where upstream's releases differ. The newest line if unreadable."""
+        if self.stop_event.is_set():
+            return
+        line = server_line(self.rest)
+        if line is not None:
+            self.cache.cluster.kubernetes_line = line
+        log.info("Kubernetes line of %s: %d.%d", self.rest.host, *self.cache.cluster.kubernetes_line)
+
     def _discover(self) -> set[tuple[str, str]]:
         """The (group version, resource) pairs the server serves among those the informers may watch."""
         wanted = [gv for resource in (*RESOURCES, PDB_RESOURCE) for gv in resource.group_versions]
@@ -316,7 +329,7 @@ class Daemon:
     def _gated(self, pod: Pod) -> None:
         """A gated pod: no event (upstream emits none), the condition the API server gives it at creation
         (written only where it is missing or differs)."""
-        self.conditions.update(pod, "False", SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE)
+        self.conditions.update(pod, "False", SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE, observed=False)
 
     def _corrupted(self, message: str) -> None:
         log.critical("%s", message)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from ..features import NEWEST_LINE, KubernetesLine
 from ..model.pod import Pod, pod_condition
 from .rest import ApiError, RestClient
 
@@ -172,25 +173,48 @@ class EventRecorder:
                 self._seen.popitem(last=False)
 
 
+#: The first line whose scheduler writes ``observedGeneration`` on the conditions it sets (gate
+#: ``PodObservedGenerationTracking``: beta and on in 1.34, GA in 1.35).
+OBSERVED_GENERATION_FROM: KubernetesLine = (1, 34)
+
+
+def observed_generation(pod: Pod, line: KubernetesLine) -> int | None:
+    """What upstream's ``CalculatePodConditionObservedGeneration`` gives the scheduler's condition on the cluster's
+    ``line``: the pod's ``metadata.generation`` from 1.34 on, nothing before (the field does not exist there)."""
+    if line < OBSERVED_GENERATION_FROM:
+        return None
+    generation = (pod.raw.get("metadata") or {}).get("generation")
+    return generation if isinstance(generation, int) and not isinstance(generation, bool) and generation > 0 else None
+
+
 class PodConditionUpdater:
-    """Sets ``PodScheduled`` on a pod's status, only when status, reason or message change, and only while
-    the pod still waits for a node when the write goes out (``still_pending``)."""
+    """Sets ``PodScheduled`` on a pod's status (from 1.34 with the pod's generation as ``observedGeneration``), only
+    when status, reason or message change, and only while the pod still waits for a node when the write goes out
+    (``still_pending``). ``line`` gives the cluster's Kubernetes line (read once by the daemon at start)."""
 
     def __init__(self, rest: RestClient, writer: BackgroundWriter,
-                 still_pending: Callable[[Pod], bool] = lambda pod: True) -> None:
+                 still_pending: Callable[[Pod], bool] = lambda pod: True,
+                 line: Callable[[], KubernetesLine] = lambda: NEWEST_LINE) -> None:
         self.rest = rest
         self.writer = writer
         self.still_pending = still_pending
+        self.line = line
 
-    def update(self, pod: Pod, status: str, reason: str, message: str | None) -> None:
+    def update(self, pod: Pod, status: str, reason: str, message: str | None, *, observed: bool = True) -> None:
+        """``observed``: the condition is the scheduler's (upstream's ``handleSchedulingFailure``), which carries the
+        observed generation; False for the one the API server writes on a gated pod, which carries none."""
         current = pod_condition(pod.raw, "PodScheduled")
+        generation = observed_generation(pod, self.line()) if observed else None
+        # Upstream's UpdatePodCondition: the generation alone moving writes nothing.
         if current is not None and (current.get("status"), current.get("reason"), current.get("message")) == (
             status, reason, message
         ):
             return
         transition = current.get("lastTransitionTime") if current and current.get("status") == status else now_rfc3339()
-        condition = {"type": "PodScheduled", "status": status, "reason": reason, "lastProbeTime": None,
-                     "lastTransitionTime": transition}
+        condition: dict[str, Any] = {"type": "PodScheduled", "status": status, "reason": reason, "lastProbeTime": None,
+                                     "lastTransitionTime": transition}
+        if generation is not None:
+            condition["observedGeneration"] = generation
         if message:
             condition["message"] = message
         log.debug("Updating pod condition for %s to (PodScheduled==%s)", pod.ref, status)

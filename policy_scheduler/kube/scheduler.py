@@ -30,6 +30,7 @@ from ..cache.scheduler_cache import CacheError, SchedulerCache
 from ..core.extender import binder_for
 from ..core.generic_scheduler import GenericScheduler
 from ..core.modern_pods import is_gated
+from ..features import KubernetesLine
 from ..model.pod import Pod
 from ..predicates.volume_binder import (
     PodVolumes,
@@ -50,6 +51,9 @@ from .volumebinding import VolumeBindingManager
 log = logging.getLogger(__name__)
 
 BIND_WORKERS = 16
+#: The first line whose scheduler nominates a pod to its node before a PreBind that waits (gate
+#: NominatedNodeNameForExpectation, beta and on in 1.35), and whose API server clears the nomination on binding.
+NOMINATE_BEFORE_PREBIND_FROM: KubernetesLine = (1, 35)
 
 
 class SchedulingLoop:
@@ -164,8 +168,11 @@ class SchedulingLoop:
 
     def _bind_volumes(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None,
                       volumes: PodVolumes) -> None:
-        """``BindPodVolumes``: write, then wait off the pool; the pod's bind follows once they are bound."""
+        """``BindPodVolumes``: write, then wait off the pool; the pod's bind follows once they are bound. From 1.35
+        the pod is first nominated to ``host``, as upstream's binding cycle does before a PreBind that waits."""
         assert self.volumes is not None
+        if self._nominates_before_prebind() and (assumed.raw.get("status") or {}).get("nominatedNodeName") != host:
+            self.binder.nominate(assumed, host)
         try:
             written = self.volumes.bind_api_update(assumed, volumes)
         except VolumeBindingError as e:
@@ -204,7 +211,12 @@ class SchedulingLoop:
         self.metrics.bind_outcomes.labels(outcome="volume_binding_failed").inc()
         message = f'running PreBind plugin "VolumeBinding": {error}'
         log.info("Failed to bind volumes pod=%s node=%s: %s", assumed.ref, volumes.node, error)
+        if self._nominates_before_prebind():  # upstream's failure handler clears the nomination it made
+            self.binder.nominate(assumed, "")
         self._error(assumed.with_node_name(""), message, SCHEDULER_ERROR, message, unschedulable=False)
+
+    def _nominates_before_prebind(self) -> bool:
+        return self.cache.cluster.kubernetes_line >= NOMINATE_BEFORE_PREBIND_FROM
 
     def _bind_pod(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None) -> None:
         try:
