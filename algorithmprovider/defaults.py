@@ -36,6 +36,8 @@ from policy_scheduler.predicates import (
 from policy_scheduler.predicates.csi_limits import NAME as NODE_VOLUME_LIMITS
 from policy_scheduler.predicates.csi_limits import new_csi_limits_predicate
 from policy_scheduler.predicates.label_presence import NodeLabelChecker
+from policy_scheduler.predicates.node_declared_features import NAME as NODE_DECLARED_FEATURES
+from policy_scheduler.predicates.node_declared_features import new_node_declared_features_predicate
 from policy_scheduler.predicates.read_write_once_pod import NAME as READ_WRITE_ONCE_POD
 from policy_scheduler.predicates.read_write_once_pod import new_read_write_once_pod_predicate
 from policy_scheduler.predicates.topology_spread import new_pod_topology_spread_predicate
@@ -133,6 +135,13 @@ def _read_write_once_pod(args: PluginFactoryArgs):
 
 def _csi_limits(args: PluginFactoryArgs):
     return _volume_predicate(new_csi_limits_predicate(args), fast_predicates.no_volumes)
+
+
+def _node_declared_features(args: PluginFactoryArgs):
+    # Reads the node and the pod only; its vectorised form is exact for every pod.
+    checker = new_node_declared_features_predicate(args)
+    fast_preemption.declare(checker, fast_preemption.ignores_pods)
+    return fastpath.attach(checker, checker.form)
 
 
 def _pod_affinity(args: PluginFactoryArgs):
@@ -256,6 +265,8 @@ def register_defaults(reg: Registry) -> None:
     # them; under the cluster rules they apply to the pods they concern whatever the Policy names.
     reg.register_fit_predicate_factory(READ_WRITE_ONCE_POD, _read_write_once_pod)
     reg.register_fit_predicate_factory(NODE_VOLUME_LIMITS, _csi_limits)
+    # NodeDeclaredFeatures (1.36): likewise for the pods that require a feature of the node.
+    reg.register_fit_predicate_factory(NODE_DECLARED_FEATURES, _node_declared_features)
     reg.register_priority_config_factory(
         POD_TOPOLOGY_SPREAD, PriorityConfigFactory(TOPOLOGY_SPREAD_WEIGHT, function=_pod_topology_spread_priority)
     )

@@ -16,6 +16,7 @@ from .fields import (
     str_list_field,
     string_map,
 )
+from .node_features import parse_declared_features
 from .resources import Resource
 from .taints import Taint
 
@@ -35,7 +36,7 @@ class ContainerImage:
 class Node:
     __slots__ = (
         "raw", "name", "labels", "annotations", "unschedulable", "taints", "conditions", "allocatable",
-        "images",
+        "images", "declared_features",
     )
 
     def __init__(self, raw: dict[str, Any]) -> None:
@@ -68,6 +69,9 @@ class Node:
             names = str_list_field(obj, f"status.images[{i}].names", img.get("names"))
             images.append(ContainerImage(tuple(names), size))
         self.images = tuple(images)
+        # NodeDeclaredFeatures (1.36 beta): the features the node says it has, checked as the API server does.
+        self.declared_features: frozenset[str] = frozenset(
+            parse_declared_features(obj, status.get("declaredFeatures")))
 
     def condition_status(self, ctype: str) -> str:
         """Status of the last condition of this type, "" when absent."""
