@@ -197,11 +197,16 @@ class SchedulerCache:
 def _engine_view(pod: Pod) -> tuple:
     meta = pod.raw.get("metadata") or {}
     # deletionTimestamp: preemption's eligibility rule reads it (a terminating victim on the nominated node).
-    return (pod.raw.get("spec"), meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences"),
+    return (pod.raw.get("spec"), None, meta.get("annotations"), meta.get("ownerReferences"),
             meta.get("deletionTimestamp"))
 
 
 def _same_for_engine(old: Pod, new: Pod) -> bool:
-    """A status-only update of a bound pod (container states, IPs): nothing the engine reads changed."""
-    return _engine_view(old) == _engine_view(new)
+    """A status-only update of a bound pod (container states, IPs): nothing the engine reads changed.
+
+    Under the cluster's rules a bound pod's status can change what it holds on its node (an in-place resize:
+    what the kubelet admitted or runs with, ``PodResizePending: Infeasible``); both pods were parsed already, so
+    comparing their totals costs nothing on an ordinary status heartbeat."""
+    return (_engine_view(old) == _engine_view(new) and old.request == new.request
+            and old.nonzero_milli_cpu == new.nonzero_milli_cpu and old.nonzero_memory == new.nonzero_memory)
 

@@ -46,6 +46,7 @@ class PodHandler:
                  on_corrupted: Callable[[str], None], rules: Rules = Rules.CLUSTER,
                  on_gated: Callable[[Pod], None] | None = None) -> None:
         self.parse_pod = functools.partial(Pod, rules=rules)
+        self.rules = rules
         self.cache = cache
         self.queue = queue
         self.scheduler_name = scheduler_name
@@ -97,7 +98,14 @@ class PodHandler:
             return
         if old.node_name and new.node_name:
             self._cache(self.cache.update_pod, old, new)
-            self.queue.assigned_pod_updated(new)
+            if self.rules is Rules.CLUSTER and scaled_down(old, new):
+                # An in-place resize freed room on the node (upstream's UpdatePodScaleDown, which NodeResourcesFit
+                # registers): a cluster event like an assigned pod's deletion, so every unschedulable pod moves.
+                log.info("requests scaled down pod=%s node=%s cpu=%dm->%dm memory=%d->%d", new.ref, new.node_name,
+                         old.request.milli_cpu, new.request.milli_cpu, old.request.memory, new.request.memory)
+                self.queue.move_all_to_active()
+            else:
+                self.queue.assigned_pod_updated(new)
         elif new.node_name:  # bound: leaves the queue, enters the cache (confirming an assumed pod)
             self.queue.delete(old)
             self._cache(self.cache.add_pod, new)
@@ -153,6 +161,16 @@ class PodHandler:
             self.on_corrupted(str(e))
         except CacheError as e:
             log.error("scheduler cache %s failed: %s", fn.__name__, e)
+
+
+def scaled_down(old: Pod, new: Pod) -> bool:
+    """``extractPodScaleDown``: some resource the pod holds on its node is lower than before (an in-place resize
+    the kubelet carried out, or found infeasible)."""
+    a, b = old.request, new.request
+    if (b.milli_cpu < a.milli_cpu or b.memory < a.memory or b.ephemeral_storage < a.ephemeral_storage
+            or b.nvidia_gpu < a.nvidia_gpu):
+        return True
+    return any(b.scalar.get(name, 0) < v for name, v in a.scalar.items())
 
 
 def _labels(raw: Any) -> Any:

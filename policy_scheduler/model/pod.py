@@ -14,11 +14,13 @@ from .fields import (
     int_field,
     obj_field,
     obj_list_field,
+    opt_obj_field,
     resource_list_field,
     str_field,
     string_map,
 )
-from .quantity import milli_value, parse_quantity, value
+from .node_features import check_pod_feature_fields
+from .quantity import QuantityError, milli_value, parse_quantity, value
 from .resources import CPU, DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, MEMORY, Resource
 from .taints import Toleration
 from .topology_spread import TopologySpreadConstraint, parse_topology_spread_constraints
@@ -37,6 +39,40 @@ class Container:
     @property
     def is_sidecar(self) -> bool:
         return self.restart_policy == "Always"
+
+
+@dataclass(frozen=True, slots=True)
+class ResizeStatus:
+    """What the kubelet reports of a bound pod's resources, which the cluster's accounting reads while an
+    in-place resize is under way (``status``, 1.33+; pod-level 1.35+)."""
+
+    # Container name -> (``resources.requests`` it runs with, ``allocatedResources`` it was admitted with), for
+    # the statuses that report ``resources`` (upstream reads a status only when ``cs.Resources != nil``).
+    containers: dict[str, tuple[dict[str, Any], dict[str, Any]] | None]
+    # (``status.resources.requests``, ``status.allocatedResources``) when ``status.resources`` is set.
+    pod_level: tuple[dict[str, Any], dict[str, Any]] | None
+    # The ``PodResizePending`` condition's reason is ``Infeasible`` (``IsPodResizeInfeasible``).
+    infeasible: bool
+
+    def under_way(self, pod: Pod) -> bool:
+        """Whether anything reported differs from ``pod``'s spec, for a container whose status is read or for the
+        pod level (else the spec alone says what the pod holds, and nothing is kept)."""
+        for c in (*pod.containers, *(c for c in pod.init_containers if c.is_sidecar)):
+            st = self.containers.get(c.name)
+            if st is not None and (st[0] != c.requests or st[1] != c.requests):
+                return True
+        spec = pod.pod_level_requests
+        return self.pod_level is not None and (CPU in spec or MEMORY in spec) and (
+            self.pod_level[0] != spec or self.pod_level[1] != spec)
+
+    def effective(self, spec: dict[str, Any], actuated: dict[str, Any], allocated: dict[str, Any]) -> dict[str, Any]:
+        """``determineEffectiveRequests``: per resource the largest of the spec, what runs and what the kubelet
+        admitted; an infeasible resize's spec does not count (the kubelet will never admit it)."""
+        if actuated == spec and allocated == spec:  # no resize under way (the kubelet writes canonical quantities)
+            return spec
+        if self.infeasible:
+            return _max_lists(actuated, allocated)
+        return _max_lists(spec, actuated, allocated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +123,7 @@ class Pod:
         "init_containers", "volumes", "tolerations", "affinity", "priority", "node_selector",
         "request", "container_request", "nonzero_milli_cpu", "nonzero_memory", "limits",
         "host_ports", "best_effort", "key", "rules", "overhead", "pod_level_requests", "scheduling_gates",
-        "preemption_policy", "topology_spread", "ephemeral_claims",
+        "preemption_policy", "topology_spread", "ephemeral_claims", "resize",
     )
 
     def __init__(self, raw: dict[str, Any], rules: Rules = Rules.CLUSTER) -> None:
@@ -150,6 +186,11 @@ class Pod:
             str_field(obj, "spec.preemptionPolicy", spec.get("preemptionPolicy")) or PREEMPT_LOWER_PRIORITY)
         self.topology_spread: tuple[TopologySpreadConstraint, ...] = parse_topology_spread_constraints(
             obj, spec.get("topologySpreadConstraints"), self.labels)
+        check_pod_feature_fields(obj, spec)  # what NodeDeclaredFeatures infers from (model/node_features.py)
+        # What the kubelet reports of the resources, read under the cluster's rules only (1.9 knew none of it).
+        self.resize: ResizeStatus | None = None
+        if rules is Rules.CLUSTER and (resize := _resize_status(obj, status)) is not None and resize.under_way(self):
+            self.resize = resize
         if rules is Rules.CLUSTER:
             self._compute_effective_resources()
         else:
@@ -188,53 +229,90 @@ class Pod:
 
     def _compute_effective_resources(self) -> None:
         """The cluster's accounting, as the kubelet admits and the modern scheduler counts (upstream's
-        ``PodRequests``, ``k8s.io/component-helpers/resource``): the same total for the pod being
-        placed and for every pod on a node (1.9 counted app containers only there)."""
+        ``PodRequests``, ``k8s.io/component-helpers/resource``, and ``PodInfo.CalculateResource``): the same
+        total for the pod being placed and for every pod on a node (1.9 counted app containers only there)."""
         self._compute_resources()  # limits and best_effort as 1.9
-        request = self._effective_requests(nonzero=False)
+        request, named, missing = self._effective_requests(frozenset())
         self.request = request
         self.container_request = request.clone()
-        # The non-zero form (priorities, node non-zero totals): a container's missing cpu/memory
-        # request counts as 100m / 200Mi, unless the pod-level request sets that resource.
-        nonzero = self._effective_requests(nonzero=True)
+        # The non-zero form (priorities, node non-zero totals; ``getNonMissingContainerRequests``): a container's
+        # missing cpu/memory request counts as 100m / 200Mi; with pod-level requests, only for a resource the
+        # pod's total does not name at all. No container misses one: the same as the request.
+        if CPU in self.pod_level_requests or MEMORY in self.pod_level_requests:
+            missing -= named
+        nonzero = self._effective_requests(frozenset(missing))[0] if missing else request
         self.nonzero_milli_cpu = nonzero.milli_cpu
         self.nonzero_memory = nonzero.memory
 
-    def _effective_requests(self, nonzero: bool) -> Resource:
+    def _effective_requests(self, defaults: frozenset[str]) -> tuple[Resource, set[str], set[str]]:
         """max(app containers + native sidecars, each regular init container + the sidecars started
-        before it); pod-level cpu/memory requests replace the containers' sum; plus overhead."""
+        before it); pod-level cpu/memory requests replace the containers' sum; plus overhead. A container's
+        request missing one of ``defaults`` (cpu, memory) counts as its non-zero default.
 
-        def requests(c: Container) -> Resource:
-            r = Resource.from_list(c.requests)
-            if nonzero:
-                if CPU not in c.requests:
+        A bound pod being resized in place counts, per container (app containers and sidecars, not regular init
+        containers) and for its pod-level requests, the largest of its spec, what it runs with and what the
+        kubelet admitted, its spec left out once the kubelet found the resize infeasible
+        (``AggregateContainerRequests``, ``determineEffectiveRequests``); a pod being placed counts its spec
+        (``computePodResourceRequest``). Also returned: which of cpu and memory the total names, and which some
+        container does not name (``getNonMissingContainerRequests`` reads them)."""
+        resize = self.resize if self.node_name else None
+        named: set[str] = set()
+        missing: set[str] = set()
+        default_cpu, default_memory = CPU in defaults, MEMORY in defaults
+
+        def requests(c: Container, reads_status: bool) -> Resource:
+            rl = c.requests
+            if reads_status and resize is not None:
+                st = resize.containers.get(c.name)
+                if st is not None:
+                    rl = resize.effective(rl, *st)
+            r = Resource.from_list(rl)
+            if CPU in rl:
+                named.add(CPU)
+            else:
+                missing.add(CPU)
+                if default_cpu:
                     r.milli_cpu = DEFAULT_MILLI_CPU_REQUEST
-                if MEMORY not in c.requests:
+            if MEMORY in rl:
+                named.add(MEMORY)
+            else:
+                missing.add(MEMORY)
+                if default_memory:
                     r.memory = DEFAULT_MEMORY_REQUEST
             return r
 
         total = Resource()
         for c in self.containers:
-            total.add(requests(c))
-        sidecars = Resource()
-        init = Resource()
-        for c in self.init_containers:
-            r = requests(c)
-            if c.is_sidecar:
-                total.add(r)
-                sidecars.add(r)
-                init.set_max(sidecars)
-            else:
-                r.add(sidecars)
-                init.set_max(r)
-        total.set_max(init)
+            total.add(requests(c, True))
+        if self.init_containers:
+            sidecars = Resource()
+            init = Resource()
+            for c in self.init_containers:
+                r = requests(c, c.is_sidecar)
+                if c.is_sidecar:
+                    total.add(r)
+                    sidecars.add(r)
+                    init.set_max(sidecars)
+                else:
+                    r.add(sidecars)
+                    init.set_max(r)
+            total.set_max(init)
         pod_level = self.pod_level_requests
-        if CPU in pod_level:
-            total.milli_cpu = milli_value(pod_level[CPU])
-        if MEMORY in pod_level:
-            total.memory = value(pod_level[MEMORY])
-        total.add_list(self.overhead)
-        return total
+        if CPU in pod_level or MEMORY in pod_level:
+            if resize is not None and resize.pod_level is not None:
+                effective = resize.effective(pod_level, *resize.pod_level)
+                pod_level = {name: effective.get(name, 0) for name in pod_level}
+            if CPU in pod_level:
+                total.milli_cpu = milli_value(pod_level[CPU])
+                named.add(CPU)
+            if MEMORY in pod_level:
+                total.memory = value(pod_level[MEMORY])
+                named.add(MEMORY)
+        overhead = self.overhead
+        if overhead:
+            total.add_list(overhead)
+            named.update(name for name in (CPU, MEMORY) if name in overhead)
+        return total, named, missing
 
     @property
     def full_name(self) -> str:
@@ -314,6 +392,86 @@ def _timestamp(raw: Any) -> str | None:
 
 
 _string_map = string_map
+
+POD_RESIZE_PENDING = "PodResizePending"
+POD_REASON_INFEASIBLE = "Infeasible"
+
+
+def _max_lists(*lists: dict[str, Any]) -> dict[str, Any]:
+    """``max``: per resource named in any of ``lists``, the largest quantity (``Quantity.Cmp``)."""
+    out = dict(lists[0])
+    for rl in lists[1:]:
+        for name, q in rl.items():
+            current = out.get(name)
+            if current is None or parse_quantity(q) > parse_quantity(current):
+                out[name] = q
+    return out
+
+
+def _resource_list(obj: str, path: str, i: int, field: str, raw: Any) -> dict[str, Any]:
+    """``resource_list_field`` at ``path[i].field``, a path made only for an error (every running pod's status
+    has such lists)."""
+    if isinstance(raw, dict):
+        try:
+            for name, q in raw.items():
+                if not isinstance(name, str):
+                    break
+                parse_quantity(q)
+            else:
+                return raw
+        except QuantityError:
+            pass
+    return resource_list_field(obj, f"{path}[{i}].{field}", raw)
+
+
+def _objects(obj: str, path: str, raw: Any) -> list[dict[str, Any]]:
+    """``obj_list_field`` without copying a list that is well formed (the usual case)."""
+    if isinstance(raw, list) and all(isinstance(item, dict) for item in raw):
+        return raw
+    return obj_list_field(obj, path, raw)
+
+
+def _resize_status(obj: str, status: dict[str, Any]) -> ResizeStatus | None:
+    """The status fields the cluster's accounting reads, typed as the API server's decoder types them; None
+    when the kubelet reports no resources (nothing to read)."""
+    containers: dict[str, tuple[dict[str, Any], dict[str, Any]] | None] = {}
+    reported = False
+    for path in ("status.containerStatuses", "status.initContainerStatuses"):
+        for i, cs in enumerate(_objects(obj, path, status.get(path[7:]))):
+            name = cs.get("name")
+            if not isinstance(name, str):
+                name = str_field(obj, f"{path}[{i}].name", name)
+            allocated = cs.get("allocatedResources")
+            allocated = {} if allocated is None else _resource_list(obj, path, i, "allocatedResources", allocated)
+            resources = cs.get("resources")
+            if resources is None:
+                containers[name] = None
+                continue
+            if not isinstance(resources, dict):
+                obj_field(obj, f"{path}[{i}].resources", resources)
+            actuated = resources.get("requests")
+            actuated = {} if actuated is None else _resource_list(obj, path, i, "resources.requests", actuated)
+            containers[name] = (actuated, allocated)
+            reported = True
+    pod_level = None
+    if "resources" in status or "allocatedResources" in status:
+        pod_resources = opt_obj_field(obj, "status.resources", status.get("resources"))
+        pod_allocated = resource_list_field(obj, "status.allocatedResources", status.get("allocatedResources"))
+        if pod_resources is not None:
+            pod_level = (resource_list_field(obj, "status.resources.requests", pod_resources.get("requests")),
+                         pod_allocated)
+    infeasible = False
+    for i, c in enumerate(_objects(obj, "status.conditions", status.get("conditions"))):
+        kind = c.get("type")
+        if kind == POD_RESIZE_PENDING:
+            infeasible = str_field(obj, f"status.conditions[{i}].reason", c.get("reason")) == POD_REASON_INFEASIBLE
+            break
+        if not isinstance(kind, str):
+            str_field(obj, f"status.conditions[{i}].type", kind)
+    if pod_level is None and not reported:
+        return None
+    return ResizeStatus(containers, pod_level, infeasible)
+
 
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"

@@ -155,6 +155,60 @@ def test_status_only_updates_keep_the_accounted_object(cache):
     assert old.raw is new.raw and old.phase == "Running"
 
 
+def resized(pod: Pod, actuated: str, allocated: str, conditions: tuple[dict, ...] = ()) -> Pod:
+    """``pod`` after the kubelet reported its container running with ``actuated`` cpu, admitted at ``allocated``."""
+    return Pod({**pod.raw, "status": {"phase": "Running", "conditions": list(conditions), "containerStatuses": [
+        {"name": "c", "resources": {"requests": {"cpu": actuated, "memory": "500"}},
+         "allocatedResources": {"cpu": allocated, "memory": "500"}}]}})
+
+
+def test_a_status_that_changes_the_accounting_re_accounts_the_node(cache):
+    """In-place resize (cluster rules): the spec shrank to 500m while the container still runs at 1500m; the node
+    holds 1500m until the kubelet reports 500m, then 500m."""
+    spec = make_pod("a", "n1", "500m")
+    running = resized(spec, "1500m", "500m")
+    cache.add_pod(running)
+    assert requested_cpu(cache, "n1") == 1500
+    assert cache.cluster.node_infos["n1"].nonzero_milli_cpu == 1500
+    done = resized(spec, "500m", "500m")
+    cache.update_pod(running, done)
+    assert requested_cpu(cache, "n1") == 500
+    assert cache.cluster.node_infos["n1"].nonzero_milli_cpu == 500
+    assert cache.cluster.node_infos["n1"].pods == [done]
+
+
+def test_an_infeasible_resize_re_accounts_the_node(cache):
+    spec = make_pod("a", "n1", "2500m")
+    undecided = resized(spec, "1", "1")
+    cache.add_pod(undecided)
+    assert requested_cpu(cache, "n1") == 2500
+    infeasible = resized(spec, "1", "1", ({"type": "PodResizePending", "status": "True", "reason": "Infeasible"},))
+    cache.update_pod(undecided, infeasible)
+    assert requested_cpu(cache, "n1") == 1000
+
+
+def test_a_heartbeat_of_a_resized_pod_keeps_the_accounted_object(cache):
+    spec = make_pod("a", "n1", "500m")
+    running = resized(spec, "1500m", "500m")
+    cache.add_pod(running)
+    again = resized(spec, "1500m", "500m")
+    again.raw["status"]["podIP"] = "10.0.0.9"
+    cache.update_pod(running, again)
+    assert cache.cluster.node_infos["n1"].pods == [running]
+    assert running.raw is again.raw
+    assert requested_cpu(cache, "n1") == 1500
+
+
+def test_a_confirmation_with_a_resize_status_re_accounts_the_assumed_pod():
+    """The assumed copy counted the spec (a pod being placed); the bound object the watch sends counts what the
+    kubelet reports."""
+    cache = SchedulerCache(ttl=10.0, clock=Clock())
+    assumed = make_pod("a", "", "500m").with_node_name("n1")
+    cache.assume_pod(assumed)
+    cache.add_pod(resized(make_pod("a", "n1", "500m"), "1500m", "500m"))
+    assert requested_cpu(cache, "n1") == 1500
+
+
 def test_a_confirmed_pod_holds_the_api_servers_object_not_the_assumed_copy():
     """The watch's confirmation of an assumed pod re-accounts nothing, and the cache keeps one document per pod:
     the bound object the informer stores, not also the pending one the assumed copy was made from."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
+from policy_scheduler.features import Rules
 from policy_scheduler.kube.eventhandlers import ListerHandler, NodeHandler, PodHandler
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.queue import FIFO, PriorityQueue
@@ -216,3 +217,70 @@ def test_an_assigned_pod_moves_the_pods_whose_namespace_selector_selects_its_nam
     assert queue.depth() == {"active": 0, "unschedulable": 1}, "team c is not selected"
     handler.on_add(db("db-1", "db-b"))
     assert queue.depth() == {"active": 1, "unschedulable": 0}
+
+
+def resized_raw(name: str, spec_cpu: str, actuated: str, allocated: str, rv: str,
+                conditions: tuple[dict, ...] = ()) -> dict:
+    """A bound pod as the kubelet reports it during an in-place resize (container ``c``)."""
+    raw = raw_pod(name, node="n1", scheduler="other", rv=rv)
+    raw["spec"]["containers"][0]["resources"]["requests"]["cpu"] = spec_cpu
+    raw["status"] = {"phase": "Running", "conditions": list(conditions), "containerStatuses": [
+        {"name": "c", "resources": {"requests": {"cpu": actuated}}, "allocatedResources": {"cpu": allocated}}]}
+    return raw
+
+
+def unschedulable_queue(rules: Rules = Rules.CLUSTER) -> tuple[SchedulerCache, PriorityQueue, PodHandler]:
+    cache, queue = SchedulerCache(), PriorityQueue()
+    handler = PodHandler(cache, queue, OURS, [].append, rules=rules)
+    queue.add(Pod(raw_pod("waiting"), rules))
+    queue.add_unschedulable_if_not_present(queue.pop(0), True)
+    return cache, queue, handler
+
+
+def test_a_bound_pod_scaled_down_by_its_status_moves_the_unschedulable_pods(caplog):
+    """Upstream's ``UpdatePodScaleDown`` (NodeResourcesFit requeues on it): the kubelet reports the shrink done; a
+    status heartbeat that changes nothing moves nothing (1.9's ``AssignedPodUpdated``: affinity matches only)."""
+    cache, queue, handler = unschedulable_queue()
+    running = resized_raw("big", "500m", "1500m", "500m", "1")
+    handler.on_add(running)
+    assert cpu(cache, "n1") == 1500
+    beat = resized_raw("big", "500m", "1500m", "500m", "2")
+    beat["status"]["podIP"] = "10.0.0.9"
+    handler.on_update(running, beat)
+    assert queue.depth() == {"active": 0, "unschedulable": 1}
+    done = resized_raw("big", "500m", "500m", "500m", "3")
+    with caplog.at_level("INFO", logger="policy_scheduler.kube.eventhandlers"):
+        handler.on_update(beat, done)
+    assert cpu(cache, "n1") == 500
+    assert queue.depth() == {"active": 1, "unschedulable": 0}
+    assert "requests scaled down pod=ns/big node=n1 cpu=1500m->500m memory=0->0" in caplog.text
+
+
+def test_an_infeasible_resize_moves_the_unschedulable_pods():
+    cache, queue, handler = unschedulable_queue()
+    undecided = resized_raw("big", "2500m", "1", "1", "1")
+    handler.on_add(undecided)
+    assert cpu(cache, "n1") == 2500
+    infeasible = resized_raw("big", "2500m", "1", "1", "2",
+                             ({"type": "PodResizePending", "status": "True", "reason": "Infeasible"},))
+    handler.on_update(undecided, infeasible)
+    assert cpu(cache, "n1") == 1000
+    assert queue.depth() == {"active": 1, "unschedulable": 0}
+
+
+def test_a_bound_pod_growing_moves_nothing():
+    cache, queue, handler = unschedulable_queue()
+    small = resized_raw("big", "500m", "500m", "500m", "1")
+    handler.on_add(small)
+    handler.on_update(small, resized_raw("big", "1", "500m", "500m", "2"))
+    assert cpu(cache, "n1") == 1000
+    assert queue.depth() == {"active": 0, "unschedulable": 1}
+
+
+def test_under_1_9_rules_a_status_change_moves_nothing():
+    cache, queue, handler = unschedulable_queue(Rules.V1_9)
+    running = resized_raw("big", "500m", "1500m", "500m", "1")
+    handler.on_add(running)
+    assert cpu(cache, "n1") == 500
+    handler.on_update(running, resized_raw("big", "500m", "500m", "500m", "2"))
+    assert queue.depth() == {"active": 0, "unschedulable": 1}

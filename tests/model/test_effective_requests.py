@@ -1,6 +1,6 @@
 """The cluster's resource accounting (``Rules.CLUSTER``): rows of upstream's ``PodRequests`` tests
 (``k8s.io/component-helpers/resource/helpers_test.go``: TestPodRequestsAndLimits, TestPodResourceRequests,
-TestPodLevelResourceRequests; status-resize rows left out, we read no container statuses) with their
+TestPodLevelResourceRequests; the status-resize rows are in ``test_resize_requests.py``) with their
 expected requests, and the non-zero form the scheduler uses for scores and node totals."""
 
 from __future__ import annotations
