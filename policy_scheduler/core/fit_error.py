@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from ..errors import SchedulingError
+from ..features import NEWEST_LINE, KubernetesLine
 from .modern_pods import with_post_filter_message
 
 if TYPE_CHECKING:
@@ -106,11 +107,13 @@ class FitError(SchedulingError):
             self._failed, self._rows = self._rows.by_node(), None
         return self._failed
 
-    def add_post_filter_message(self, message: str) -> None:
+    def add_post_filter_message(self, message: str, line: KubernetesLine = NEWEST_LINE) -> None:
         """Upstream's ``Diagnosis.PostFilterMsg`` (cluster rules: only ``preemptionPolicy: Never``'s, 1.9
-        appends none): the message becomes ``<histogram>. <message>.`` as ``FitError.Error()`` prints it."""
+        appends none): the message becomes ``<histogram>. <message>`` as ``FitError.Error()`` of the cluster's
+        ``line`` prints it (1.26: with one more full stop)."""
         self.post_filter_message = message
-        self.args = (with_post_filter_message(histogram_message(self.num_all_nodes, self.reason_counts), message),)
+        self.args = (with_post_filter_message(histogram_message(self.num_all_nodes, self.reason_counts), message,
+                                              line),)
 
 
 def summed_counts(parts: Iterable[ReasonRows]) -> Counter[str]:

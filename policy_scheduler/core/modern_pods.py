@@ -7,9 +7,11 @@
    ``PodScheduled=False`` condition, reason ``SchedulingGated`` (``applySchedulingGatedCondition`` in
    ``pkg/registry/core/pod/strategy.go``).
 2. **``preemptionPolicy: Never``** (from the PriorityClass): the pod is ordered by its priority but never
-   preempts. Upstream 1.26's ``DefaultPreemption.PodEligibleToPreemptOthers`` answers
+   preempts. Upstream's ``DefaultPreemption.PodEligibleToPreemptOthers`` answers
    ``not eligible due to preemptionPolicy=Never.``, and ``FitError.Error()`` appends the PostFilter's
-   ``preemption: <msg>`` with its separator ``" %v."`` (hence the double full stop upstream prints).
+   ``preemption: <msg>``: with the separator ``" %v."`` up to 1.28 (hence the double full stop 1.26 prints),
+   ``" %v"`` from 1.29; from 1.34 the default profile's DynamicResources PostFilter speaks first
+   (``no new claims to deallocate``), its reasons and preemption's joined with ``", "``.
 3. **Nothing silently ignored**: a pod carrying a field that changes where it may run and that this
    engine does not implement is refused (:data:`MODERN_FIELDS`: one table, field -> decision and message,
    that drives the behaviour and ``docs/modern-clusters.md`` alike).
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SchedulingError
-from ..features import Rules
+from ..features import NEWEST_LINE, KubernetesLine, Rules
 from ..model.pod import PREEMPT_NEVER, Pod
 
 # -- 1. scheduling gates ------------------------------------------------------------------------------
@@ -62,9 +64,28 @@ def never_preempts(pod: Pod) -> bool:
     return pod.rules is Rules.CLUSTER and pod.preemption_policy == PREEMPT_NEVER
 
 
-def with_post_filter_message(fit_message: str, post_filter_message: str) -> str:
-    """``FitError.Error()``: the filter histogram, then the PostFilter message with separator ``" %v."``."""
-    return f"{fit_message} {post_filter_message}." if post_filter_message else fit_message
+#: The first line whose ``FitError.Error()`` appends the PostFilter message without a full stop of its own.
+POST_FILTER_PLAIN_FROM: KubernetesLine = (1, 29)
+#: The first line whose default profile runs DynamicResources' PostFilter (DRA GA and on): before preemption's, it
+#: answers every pod without claims to deallocate so.
+DRA_POST_FILTER_FROM: KubernetesLine = (1, 34)
+NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+
+
+def never_post_filter_message(line: KubernetesLine) -> str:
+    """The PostFilter plugins' message for a ``preemptionPolicy: Never`` pod on the cluster's ``line``
+    (``Status.Message()`` joins the plugins' reasons with ``", "``)."""
+    preemption = f"preemption: {NOT_ELIGIBLE_PREEMPTION_NEVER}"
+    return f"{NO_CLAIMS_TO_DEALLOCATE}, {preemption}" if line >= DRA_POST_FILTER_FROM else preemption
+
+
+def with_post_filter_message(fit_message: str, post_filter_message: str, line: KubernetesLine = NEWEST_LINE) -> str:
+    """``FitError.Error()`` on the cluster's ``line``: the filter histogram, then the PostFilter message with the
+    separator ``" %v."`` (up to 1.28) or ``" %v"``."""
+    if not post_filter_message:
+        return fit_message
+    end = "" if line >= POST_FILTER_PLAIN_FROM else "."
+    return f"{fit_message} {post_filter_message}{end}"
 
 
 # -- 3. fields the engine does not implement --------------------------------------------------------------
@@ -73,8 +94,8 @@ Spec = Mapping[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class ModernField:
-    """A field a 1.26 / 1.32 API server keeps, that changes where a pod may run upstream, and what this
-    scheduler does with it. ``refused``: a pod carrying it (``present``) is never bound; its
+    """A field a 1.26 / 1.32 / 1.36 API server keeps, that changes where a pod (or an object it uses) may run
+    upstream, and what this scheduler does with it. ``refused``: a pod carrying it (``present``) is never bound; its
     FailedScheduling event and PodScheduled condition say ``message``. Not refused: ``why`` says why
     ignoring it places the pod as the modern kube-scheduler does (or what is left to the operator)."""
 
@@ -201,8 +222,34 @@ MODERN_FIELDS: tuple[ModernField, ...] = (
         "PersistentVolumeClaim `spec.accessModes: [ReadWriteOncePod]`",
         "a claim one pod of the whole cluster may use (1.22 alpha, GA 1.29)",
         False, "Not refused: enforced by `ReadWriteOncePod` (upstream's VolumeRestrictions): a pod whose claim "
-        "another pod already uses fits no node, `node has pod using PersistentVolumeClaim with the same name "
-        "and ReadWriteOncePod access mode`.", _never,
+        "another pod already uses fits no node, with the reason of the cluster's line: `node has pod using "
+        "PersistentVolumeClaim with the same name and ReadWriteOncePod access mode` up to 1.33, `node(s) "
+        "unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another "
+        "pod` from 1.34.", _never,
+    ),
+    ModernField(
+        "spec.containers[].restartPolicyRules `RestartAllContainers`, `hostNetwork` with `hostUsers: false`",
+        "features a node must declare in `status.declaredFeatures` (NodeDeclaredFeatures, 1.36 beta)",
+        False, "Not refused: enforced by `NodeDeclaredFeatures`: the pod fits only nodes whose "
+        "`status.declaredFeatures` lists `RestartAllContainersOnContainerExits` / "
+        "`UserNamespacesHostNetworkSupport` (`node(s) didn't match Pod's required features`). `--rules 1.9` "
+        "ignores them, as 1.9 did.", _never,
+    ),
+    ModernField(
+        "`status.containerStatuses[].resources` / `allocatedResources`, `status.resources`, "
+        "`status.allocatedResources`, condition `PodResizePending`",
+        "in-place pod resize (GA 1.35; pod-level resize beta in 1.36): what a running pod's containers were "
+        "admitted with and run with",
+        False, "Not refused: a bound pod holds, per resource, the largest of its spec, what it runs with and what "
+        "the kubelet admitted (the spec no longer counts once the resize is `Infeasible`), as upstream's "
+        "`PodRequests` with status resources; `run` re-accounts the node on such a status update and retries "
+        "waiting pods when a pod scales down.", _never,
+    ),
+    ModernField(
+        "PersistentVolumeClaim / PersistentVolume `spec.volumeAttributesClassName`",
+        "volume attributes classes (GA 1.34, locked on in 1.36)",
+        False, "Not refused: a claim binds only to a PV of its class (none: only PVs of none), as upstream's "
+        "`FindMatchingVolume` with the gate on, in `CheckVolumeBinding`.", _never,
     ),
     ModernField(
         "CSI volumes (`spec.volumes[].csi`, claims bound to `spec.csi` PersistentVolumes) and `CSINode` "

@@ -35,10 +35,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import PredicateError, SchedulingError
 from ..fastpath.preemption import VictimArithmetic, VictimTable
+from ..features import NEWEST_LINE, KubernetesLine
 from ..model.disruption import PodDisruptionBudget
 from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates.metadata import MetadataError
+from ..predicates.node_declared_features import ERR_REASON_UNSATISFIED_REQUIREMENTS
 from ..predicates.reasons import (
     ERR_NODE_LABEL_PRESENCE_VIOLATED,
     ERR_NODE_NETWORK_UNAVAILABLE,
@@ -55,7 +57,7 @@ from ..predicates.reasons import (
 from ..predicates.volume_binder import ERR_REASON_PV_NOT_EXIST
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested
 from .fit_error import NO_NODES_AVAILABLE, FitError
-from .modern_pods import NOT_ELIGIBLE_PREEMPTION_NEVER, never_preempts
+from .modern_pods import NOT_ELIGIBLE_PREEMPTION_NEVER, never_post_filter_message, never_preempts
 from .nominated import NominatedPodLister, nominated_elsewhere, nominated_node_of
 from .victims import Victims, VictimSelection, lower_priority_pods, reprieve, victims_key
 
@@ -98,6 +100,7 @@ UNRESOLVABLE_REASONS: frozenset[str] = frozenset({
     ERR_VOLUME_NODE_CONFLICT,
     ERR_VOLUME_BIND_CONFLICT,
     ERR_REASON_PV_NOT_EXIST,  # the cluster's rules: 1.26's VolumeBinding says UnschedulableAndUnresolvable
+    ERR_REASON_UNSATISFIED_REQUIREMENTS,  # the cluster's rules: 1.36's NodeDeclaredFeatures, likewise
 })
 
 # What became of a node in one preemption attempt (``NodePreemption.outcome``).
@@ -139,8 +142,15 @@ class PreemptionResult:
     eligible: bool = True
     message: str = ""
     nodes: dict[str, NodePreemption] = field(default_factory=dict)
-    # What the FitError's message gains (upstream's PostFilter message): cluster rules, preemptionPolicy Never.
+    # What the FitError's message gains (upstream's PostFilter message): cluster rules, preemptionPolicy Never;
+    # worded as the cluster's line words it.
     post_filter_message: str = ""
+    line: KubernetesLine = NEWEST_LINE
+
+    def annotate(self, error: FitError) -> None:
+        """``Diagnosis.PostFilterMsg``: ``error``'s message gains the PostFilter message, if any."""
+        if self.post_filter_message:
+            error.add_post_filter_message(self.post_filter_message, self.line)
 
 
 # -- the steps --------------------------------------------------------------------------------------
@@ -350,7 +360,8 @@ def preempt(
     if never_preempts(pod):  # 1.26 PodEligibleToPreemptOthers: asked before anything else
         result.eligible = False
         result.message = NOT_ELIGIBLE_PREEMPTION_NEVER
-        result.post_filter_message = f"preemption: {NOT_ELIGIBLE_PREEMPTION_NEVER}"
+        result.line = scheduler.cluster.kubernetes_line
+        result.post_filter_message = never_post_filter_message(result.line)
         log.debug("Pod %s is not eligible for preemption: %s", pod.ref, result.message)
         return result
     infos = scheduler.cluster.node_infos

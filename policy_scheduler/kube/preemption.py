@@ -182,8 +182,7 @@ class Preemptor:
             log.error("Error preempting victims to make room for %s: %s", pod.ref, e)
             return "error", False
         self.metrics.preemption_victims.set(len(result.victims))
-        if result.post_filter_message:  # preemptionPolicy Never: the FailedScheduling message says so
-            error.add_post_filter_message(result.post_filter_message)
+        result.annotate(error)  # preemptionPolicy Never: the FailedScheduling message says so
         if not result.eligible:
             log.debug("Pod %s is not eligible for more preemption: %s", pod.ref, result.message)
             return "not_eligible", False

@@ -256,8 +256,7 @@ class OfflineDriver:
         state = self.result.progress[pod.key]
         result = algorithm.preempt(pod, error, self.pdbs, self.queue.node_for(pod) or "", detail=self.explain)
         state.last_result, state.preemption = result, result.message
-        if result.post_filter_message:  # preemptionPolicy Never: the message says why it did not preempt
-            error.add_post_filter_message(result.post_filter_message)
+        result.annotate(error)  # preemptionPolicy Never: the message says why it did not preempt
         if not result.eligible:
             return False
         for other in result.nominated_pods_to_clear:

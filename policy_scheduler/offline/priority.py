@@ -114,6 +114,6 @@ def explain_with_priority(snapshot: Snapshot, pod: Pod, build: SchedulerBuilder,
     if explanation.fit_error is not None and not target.node_name:
         explanation.preemption = scheduler.preempt(target, explanation.fit_error, snapshot.pod_disruption_budgets)
         if explanation.preemption.post_filter_message:
-            explanation.fit_error.add_post_filter_message(explanation.preemption.post_filter_message)
+            explanation.preemption.annotate(explanation.fit_error)
             explanation.error = str(explanation.fit_error)
     return explanation

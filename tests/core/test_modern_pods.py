@@ -180,6 +180,25 @@ def test_a_never_pod_is_not_eligible_to_preempt_under_cluster_rules_only():
         else:
             assert result.node is None and result.victims == []
             assert result.message == NOT_ELIGIBLE_PREEMPTION_NEVER
-            e.value.add_post_filter_message(result.post_filter_message)
-            assert str(e.value) == ("0/1 nodes are available: 1 Insufficient cpu. "
-                                    "preemption: not eligible due to preemptionPolicy=Never..")
+            result.annotate(e.value)  # the cluster's line: the newest unless told
+            assert str(e.value) == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+                                    "preemption: not eligible due to preemptionPolicy=Never.")
+
+
+@pytest.mark.parametrize("line, message", [
+    ((1, 26), "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.."),
+    ((1, 32), "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."),
+    ((1, 36), "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+              "preemption: not eligible due to preemptionPolicy=Never."),
+], ids=lambda v: ".".join(map(str, v)) if isinstance(v, tuple) else "")
+def test_a_never_pods_message_is_worded_as_the_clusters_line_words_it(line, message):
+    """``FitError.Error()``: the PostFilter message with ``" %v."`` up to 1.28, ``" %v"`` after; from 1.34 the
+    default profile's DynamicResources PostFilter answers first (the real schedulers: tests/kube)."""
+    s = scheduler()
+    s.cluster.kubernetes_line = line
+    s.cluster.add_pod(Pod({**raw_pod("low", cpu="2"), "spec": {**raw_pod("low", cpu="2")["spec"], "nodeName": "n1"}}))
+    pod = Pod(raw_pod("high", priority=1000, preemptionPolicy="Never"))
+    with pytest.raises(FitError) as e:
+        s.schedule(pod)
+    s.preempt(pod, e.value).annotate(e.value)
+    assert str(e.value) == message

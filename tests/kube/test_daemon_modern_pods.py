@@ -33,7 +33,14 @@ CLAIMS = {
 }
 GATED_REASON = "SchedulingGated"
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
-NEVER_MESSAGE = "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.."
+#: Upstream's message for the Never pod, per line: 1.26 appends the PostFilter message with one more full stop, 1.32
+#: without; on 1.36 the default profile's DynamicResources PostFilter speaks before preemption.
+NEVER_MESSAGES = {
+    "1.26": "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never..",
+    "1.32": "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.",
+    "1.36": "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+            "preemption: not eligible due to preemptionPolicy=Never.",
+}
 CLAIMS_MESSAGE = ("spec.resourceClaims (dynamic resource allocation) is not supported by this scheduler: "
                   "the pod's ResourceClaims cannot be allocated")
 PRIORITY = ("--feature-gates", "PodPriority=true")
@@ -173,9 +180,10 @@ def test_a_never_pod_does_not_preempt_and_a_preempting_one_does(modern, tmp_path
     daemon = DaemonProcess(modern.kubeconfig, tmp_path, *PRIORITY).start()
     try:
         messages = wait_until(lambda: failed_scheduling(cluster, "never"), 30, what="never's FailedScheduling")
-        assert set(messages) == {NEVER_MESSAGE}  # (two workers may write the same event twice, not correlated)
+        never_message = NEVER_MESSAGES[modern.version]
+        assert set(messages) == {never_message}  # (two workers may write the same event twice, not correlated)
         condition = cluster.wait_condition("never", "Unschedulable")
-        assert condition["message"] == NEVER_MESSAGE
+        assert condition["message"] == never_message
         time.sleep(2)
         low = cluster.get_pod("low")
         assert low is not None and not low["metadata"].get("deletionTimestamp"), "the low pod was preempted"
@@ -235,20 +243,21 @@ def test_a_pod_with_resource_claims_is_not_bound_and_the_event_names_the_field(m
     assert "Traceback" not in daemon.log()
 
 
-# -- upstream's 1.26 kube-scheduler on the same pods ---------------------------------------------------------
-def test_upstream_1_26_says_the_same_for_gated_and_never_pods(tmp_path_factory, envtest_pool):
-    server = envtest_pool.lease("1.26", *MODERN_ARGS["1.26"])
+# -- upstream's kube-scheduler of the same line on the same pods ----------------------------------------------
+@pytest.mark.parametrize("version", tuple(MODERN_ARGS), ids=lambda v: f"k8s-{v}")
+def test_upstream_says_the_same_for_gated_and_never_pods(version, tmp_path_factory, envtest_pool):
+    server = envtest_pool.lease(version, *MODERN_ARGS[version])
     upstream = None
     try:
         cluster = Cluster(server.rest())
         never_scenario(cluster)
         cluster.add_pod(gated_pod("gated", "1", "example.com/quota"))
         upstream = ReferenceScheduler(server, tmp_path_factory.mktemp("upstream"), scheduler_name=SCHEDULER,
-                                      feature_gates="PodSchedulingReadiness=true").start()
+                                      feature_gates="PodSchedulingReadiness=true" if version == "1.26" else "").start()
         messages = wait_until(lambda: failed_scheduling(cluster, "never"), 60, what="upstream's FailedScheduling")
-        assert messages[0] == NEVER_MESSAGE, upstream.log()
+        assert messages[0] == NEVER_MESSAGES[version], upstream.log()
         condition = cluster.wait_condition("never", "Unschedulable")
-        assert condition["message"] == NEVER_MESSAGE
+        assert condition["message"] == NEVER_MESSAGES[version]
         assert not cluster.get_pod("low")["metadata"].get("deletionTimestamp")
         condition, events = observe_gated(cluster, "gated", 2)
         assert (condition["status"], condition["reason"], condition["message"]) == ("False", GATED_REASON, GATED_MESSAGE)

@@ -16,7 +16,9 @@ from policy_scheduler.offline.report import result_schema
 from .cli import run, run_json, write
 
 PRIORITY = ("--feature-gates", "PodPriority=true")
-NEVER_MESSAGE = "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.."
+#: A snapshot of no known line is read as the newest (1.36): its wording.
+NEVER_MESSAGE = ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+                 "preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def node(name: str, cpu: str = "2") -> dict[str, Any]:
