@@ -54,10 +54,12 @@ class ProfileBuilder:
     def profile(self, scheduler_name: str, target: Target) -> dict[str, Any]:
         enabled = []
         off: dict[str, list[dict[str, str]]] = {}
-        for plugin, implements in DECISIONS.items():
+        for plugin in DECISIONS:
             wanted = self.decisions.get(plugin)
             if not wanted or not target.has(plugin):
                 continue
+            implements = target.decisions(plugin)
+            wanted = wanted & implements
             entry: dict[str, Any] = {"name": plugin}
             if SCORE in wanted:
                 entry["weight"] = self.weights[plugin]

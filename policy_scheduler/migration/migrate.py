@@ -13,16 +13,20 @@ from .configuration import ProfileBuilder, args_item, configuration
 from .extenders import v1_extender
 from .rules import (
     APPROXIMATE,
+    ASYNC_PREEMPTION_FROM,
     CLOUD_LIMITS,
     CLUSTER_RULES_PREDICATES,
     DROPPED,
     EXACT,
+    GATE_OFF_NOTE,
     IMPLICIT,
     PREDICATES,
     PRIORITIES,
     SCORING_STRATEGIES,
+    VERSIONED_NOTES,
+    Rule,
 )
-from .versions import FILTER, SCORE, Target
+from .versions import FILTER, GATE_ON_FROM, REGISTERED, SCORE, Target
 
 AFFINITY_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 AFFINITY_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -37,12 +41,16 @@ SYSTEM_SPREAD = ({"maxSkew": 3, "topologyKey": "kubernetes.io/hostname", "whenUn
 SCORES_ALL_NODES = "(1.9 scores every feasible node)"
 CLUSTER_SPREAD = "(cluster rules: topologySpreadConstraints)"
 CLUSTER_GATES = "(cluster rules: schedulingGates)"
+CLUSTER_FEATURES = "(cluster rules: node declared features)"
+CLAIMS = "(spec.resourceClaims: dynamic resource allocation)"
 QUEUE = "(scheduling queue)"
 PREEMPTION = "(feature gate PodPriority: preemption)"
 #: ``--hard-pod-affinity-symmetric-weight``'s default, and v1's ``hardPodAffinityWeight``'s.
 DEFAULT_HARD_WEIGHT = 1
 #: The weight the engine gives PodTopologySpread's score for pods with their own soft constraints.
 CLUSTER_SPREAD_WEIGHT = 2
+#: DynamicResources' weight in the default profile of 1.35 and later (``applyDynamicResources``).
+CLAIMS_SCORE_WEIGHT = 2
 
 
 @dataclass
@@ -159,10 +167,31 @@ class Migrator:
             rule = PREDICATES[entry.name]
             if self.gates.cluster_rules:
                 rule = CLUSTER_RULES_PREDICATES.get(entry.name, rule)
+            kind = "implicit" if mandatory else "predicate"
+            missing = self.missing_plugin(rule)
+            if missing:
+                self.add(entry.name, kind, DROPPED, [], missing)
+                return
             note = f"(mandatory: runs whatever the Policy names) {rule.note}" if mandatory else rule.note
-            self.add(entry.name, "implicit" if mandatory else "predicate", rule.status, self.uses(rule.uses), note)
+            self.add(entry.name, kind, rule.status, self.uses(rule.uses), note + self.gate_note(rule))
         else:
             self.add(entry.name, "predicate", DROPPED, [], self.unknown("predicate", entry.name, "Filter"))
+
+    def missing_plugin(self, rule: Rule) -> str:
+        """Why ``rule`` cannot be kept on this target ("" when it can): a plugin it uses is not registered."""
+        for plugin, _ in rule.uses:
+            if not self.target.has(plugin):
+                since, _until = REGISTERED[plugin]
+                return (f"no {plugin} plugin before kube-scheduler 1.{since}: migrate --to a version that has it, "
+                        f"or serve the rule from an HTTP extender")
+        return ""
+
+    def gate_note(self, rule: Rule) -> str:
+        """What to add to ``rule``'s note where a plugin it uses is registered but its gate is off by default."""
+        for plugin, _ in rule.uses:
+            if self.target.has(plugin) and not self.target.gate_on(plugin):
+                return GATE_OFF_NOTE.format(minor=self.target.minor, plugin=plugin, gate=GATE_ON_FROM[plugin][0])
+        return ""
 
     def unknown(self, kind: str, name: str, point: str) -> str:
         from ..plugins import source_json
@@ -219,7 +248,9 @@ class Migrator:
             if entry.name in ("SelectorSpreadPriority", "ServiceSpreadingPriority"):
                 self.spread_system = True
                 to.append(args_item("PodTopologySpread", defaultingType="System"))
-            self.add(entry.name, "priority", rule.status, to, rule.note)
+            versioned = VERSIONED_NOTES.get(entry.name)
+            self.add(entry.name, "priority", rule.status, to,
+                     versioned(self.target.minor) if versioned else rule.note)
         else:
             self.add(entry.name, "priority", DROPPED, [], self.unknown("priority", entry.name, "Score"))
 
@@ -320,6 +351,7 @@ def migrate(source: AlgorithmSource, *, target: Target, feature_gates: FeatureGa
     _lists(m, algo)
     _fields(m, algo, hard_pod_affinity_symmetric_weight)
     _cluster_rules(m, algo)
+    _claims(m)
     _queue(m, feature_gates)
     m.finish_args()
     extenders = []
@@ -399,6 +431,39 @@ def _cluster_rules(m: Migrator, algo: Algorithm) -> None:
             note += "; in 1.26 only with the scheduler's and API server's gate PodSchedulingReadiness"
         m.add(CLUSTER_GATES, "implicit", IMPLICIT,
               [m.profile.enable("SchedulingGates", "preEnqueue")], note)
+    features = PREDICATES["NodeDeclaredFeatures"]
+    if m.target.has("NodeDeclaredFeatures") and "NodeDeclaredFeatures" not in named_predicates:
+        m.add(CLUSTER_FEATURES, "implicit", IMPLICIT, m.uses(features.uses),
+              "pods whose spec requires node features (a RestartAllContainers restart rule, hostNetwork with "
+              "hostUsers false) fit only the nodes whose status.declaredFeatures list them all, as this scheduler "
+              "decides under --rules cluster" + m.gate_note(features))
+
+
+def _claims(m: Migrator) -> None:
+    """``spec.resourceClaims``: wherever the target's API server keeps the field (DynamicResourceAllocation on
+    by default, 1.34+), DynamicResources stays on, so that no pod is bound where its devices are not
+    allocated. Nothing else in the kube-scheduler reads the claims: a profile without the plugin binds such a
+    pod as if it had none (``pkg/scheduler``: only ``plugins/dynamicresources`` reads ``spec.resourceClaims``)."""
+    if not (m.target.has("DynamicResources") and m.target.gate_on("DynamicResources")):
+        return
+    to = m.uses((("DynamicResources", FILTER), ("DynamicResources", "postFilter")))
+    scores = SCORE in m.target.decisions("DynamicResources")
+    if scores:
+        to += m.uses((("DynamicResources", SCORE),), CLAIMS_SCORE_WEIGHT)
+    if m.gates.cluster_rules:
+        ours = ("this scheduler refuses a pod with spec.resourceClaims (it stays Pending, its PodScheduled "
+                "condition saying so) where v1 allocates its claims")
+    else:
+        ours = ("under --rules 1.9 this engine ignores spec.resourceClaims as 1.9 did and binds such a pod where "
+                "its devices may not be allocated; v1 allocates its claims")
+    m.add(CLAIMS, "implicit", APPROXIMATE, to,
+          f"{ours}: DynamicResources stays on, so v1 binds such a pod only to a node where every claim is "
+          "allocated and reserved for it (or keeps it pending), and deallocates a claim that blocks it (PostFilter)"
+          + (f"; it also scores the nodes by the devices a claim's prioritized list gets there (weight "
+             f"{CLAIMS_SCORE_WEIGHT}, its default)" if scores else "")
+          + ". Switched off, v1 would bind the pod as if it had no claims, to a node where the kubelet cannot start "
+          "it. Pods without claims are not affected (its PreFilter skips them), but their 'no node fits' message "
+          "ends with its PostFilter's 'no new claims to deallocate'")
 
 
 def _queue(m: Migrator, gates: FeatureGates) -> None:
@@ -408,10 +473,13 @@ def _queue(m: Migrator, gates: FeatureGates) -> None:
               "priority queue with PodPriority")
         to = [m.profile.enable("DefaultPreemption", "postFilter"),
               m.profile.set_args("DefaultPreemption", minCandidateNodesPercentage=100, minCandidateNodesAbsolute=0)]
-        m.add(PREEMPTION, "implicit", APPROXIMATE, to,
-              "DefaultPreemption with every node a candidate, as 1.9: it also refuses to preempt for pods with "
-              "preemptionPolicy Never and picks among nodes by its own later criteria (PDB violations, then the "
-              "victims' priorities and start times)")
+        note = ("DefaultPreemption with every node a candidate, as 1.9: it also refuses to preempt for pods with "
+                "preemptionPolicy Never and picks among nodes by its own later criteria (PDB violations, then the "
+                "victims' priorities and start times)")
+        if m.target.minor >= ASYNC_PREEMPTION_FROM:
+            note += ("; since 1.33 (SchedulerAsyncPreemption, on by default) the victims are deleted in the "
+                     "background once the preemptor is nominated, where 1.9 deleted them within the scheduling cycle")
+        m.add(PREEMPTION, "implicit", APPROXIMATE, to, note)
     else:
         m.add(QUEUE, "implicit", APPROXIMATE, to,
               "v1 always orders the queue by pod priority, then arrival; 1.9 without PodPriority took pods in "

@@ -86,7 +86,16 @@ PREDICATES: dict[str, Rule] = {
         "and PreBind"),
     "PodTopologySpread": Rule(EXACT, _filter("PodTopologySpread"),
                               "PodTopologySpread's filter over the pods' own DoNotSchedule constraints"),
+    "NodeDeclaredFeatures": Rule(
+        EXACT, _filter("NodeDeclaredFeatures"),
+        "NodeDeclaredFeatures: a pod whose spec requires node features (a RestartAllContainers restart rule, "
+        "hostNetwork with hostUsers false) fits only the nodes whose status.declaredFeatures list them all, "
+        "as this engine decides under --rules cluster"),
 }
+#: Where a predicate's plugin is registered (versions.REGISTERED) but its gate is still off by default.
+GATE_OFF_NOTE = ("; kube-scheduler 1.{minor} registers {plugin} but its gate {gate} is alpha and off: it decides "
+                 "nothing unless the gate is on in the kube-scheduler (and the API server and kubelets, which "
+                 "otherwise drop the fields it reads)")
 
 SPREAD_NOTE = ("v1 has no SelectorSpread: PodTopologySpread's system default constraints spread the pods of a "
                "Service, ReplicationController, ReplicaSet or StatefulSet over nodes (maxSkew 3) and zones "
@@ -145,3 +154,42 @@ CLUSTER_RULES_PREDICATES: dict[str, Rule] = {
         "as well as 1.9's failure-domain.beta.kubernetes.io ones (a PV's beta label answered by the node's beta "
         "label, else its GA one), as this engine reads them under --rules cluster"),
 }
+
+
+# -- notes that change with the target version ------------------------------------------------------
+#: ``noderesources/balanced_allocation.go``: PreScore skips best-effort pods from 1.33 (#129138); 1.36's
+#: ``balancedResourceScorer`` scores the change in balance the pod brings instead of the balance with it.
+BALANCED_SKIPS_BEST_EFFORT_FROM, BALANCED_IMPROVEMENT_FROM = 33, 36
+#: ``imagelocality/image_locality.go`` ``sumImageScores`` counts image volumes (``spec.volumes[].image``) from 1.36.
+IMAGE_VOLUMES_FROM = 36
+#: ``SchedulerAsyncPreemption``: beta and on from 1.33 (``preemption/executor.go`` ``prepareCandidateAsync``).
+ASYNC_PREEMPTION_FROM = 33
+
+
+def balanced_allocation_note(minor: int) -> str:
+    """BalancedResourceAllocation's note for kube-scheduler ``1.minor``."""
+    if minor >= BALANCED_IMPROVEMENT_FROM:
+        note = ("NodeResourcesBalancedAllocation scores how much the pod improves the node's balance, "
+                "50 + (50 + with - without)/2 with with and without = 100 - 50*|cpu - memory| (the requested "
+                "fractions with and without the pod's requests), so 50 to 100 and 75 for a pod that changes "
+                "nothing; 1.9 scored the balance with the pod alone, 10 - 10*|cpu - memory|, so a node that is "
+                "already unbalanced ranks differently; 1.9 gave 0 to a node whose requests exceed capacity")
+    else:
+        note = PRIORITIES["BalancedResourceAllocation"].note
+    if minor >= BALANCED_SKIPS_BEST_EFFORT_FROM:
+        note += ("; a pod that requests neither cpu nor memory gets no NodeResourcesBalancedAllocation score at "
+                 "all (PreScore skips best-effort pods since 1.33), where 1.9 scored it with the default requests")
+    return note
+
+
+def image_locality_note(minor: int) -> str:
+    """ImageLocalityPriority's note for kube-scheduler ``1.minor``."""
+    note = PRIORITIES["ImageLocalityPriority"].note
+    if minor >= IMAGE_VOLUMES_FROM:
+        note += ("; 1.36 also counts the images of the pod's image volumes (spec.volumes[].image, a field 1.9 "
+                 "never knew)")
+    return note
+
+
+#: Priorities whose note depends on the target: name -> note for a minor version.
+VERSIONED_NOTES = {"BalancedResourceAllocation": balanced_allocation_note, "ImageLocalityPriority": image_locality_note}

@@ -148,12 +148,20 @@ def _cases(registry: Any) -> Iterator[Case]:
 def _implicit_cases() -> Iterator[Case]:
     """What 1.9 did unasked: the entries of an empty Policy, then those that change with PodPriority or a
     spreading priority."""
-    from .migrate import CLUSTER_GATES, CLUSTER_SPREAD, PREEMPTION, QUEUE, SCORES_ALL_NODES
+    from .migrate import (
+        CLAIMS,
+        CLUSTER_FEATURES,
+        CLUSTER_GATES,
+        CLUSTER_SPREAD,
+        PREEMPTION,
+        QUEUE,
+        SCORES_ALL_NODES,
+    )
 
     empty = {"predicates": [], "priorities": []}
     yield Case("implicit: mandatory `CheckNodeCondition`", empty, source="CheckNodeCondition")
     yield Case("implicit: mandatory `CheckVolumeBinding` (`--rules cluster`)", empty, source="CheckVolumeBinding")
-    for label in (SCORES_ALL_NODES, CLUSTER_SPREAD, CLUSTER_GATES, QUEUE):
+    for label in (SCORES_ALL_NODES, CLUSTER_SPREAD, CLUSTER_GATES, CLUSTER_FEATURES, CLAIMS, QUEUE):
         yield Case(f"implicit: {label}", empty, source=label, kind="implicit")
     spread = {"predicates": [], "priorities": [{"name": "SelectorSpreadPriority", "weight": 1}]}
     yield Case(f"implicit: {CLUSTER_SPREAD} with `SelectorSpreadPriority` weight 1", spread,

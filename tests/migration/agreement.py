@@ -48,6 +48,7 @@ FAMILIES: dict[str, re.Pattern[str]] = {
     "inter-pod-affinity": re.compile(r"MatchInterPodAffinity|AffinityRulesNotMatch|pods? (anti-)?affinity"),
     "taints": re.compile(r"PodToleratesNodeTaints|taint"),
     "topology-spread": re.compile(r"topology spread"),
+    "node-features": re.compile(r"NodeDeclaredFeatures|required features"),
 }
 
 
@@ -63,7 +64,8 @@ class Scenario:
     pods in queue order. ``pending`` (predicates): the pods that must stay pending, each with its reason
     family (``""``: a scheduling error, no family); ``hosts`` (priorities): where each pod must go.
     ``rules``: ``1.9`` or ``cluster``. A known disagreement sets ``modern_pending``, what the modern
-    kube-scheduler leaves pending instead, and ``disagreement``, why."""
+    kube-scheduler leaves pending instead, and ``disagreement``, why. ``since``: the first line whose API
+    server keeps the fields the scenario needs (``""``: every line)."""
 
     id: str
     entry: str
@@ -77,6 +79,7 @@ class Scenario:
     note: str = ""
     modern_pending: dict[str, str] | None = None
     disagreement: str = ""
+    since: str = ""
 
     @property
     def names(self) -> list[str]:

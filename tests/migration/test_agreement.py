@@ -1,5 +1,8 @@
 """The mapping's ``exact`` claims (``policy_scheduler/migration/rules.py``), proved on the real modern
-kube-schedulers 1.26 and 1.32.
+kube-schedulers 1.26, 1.32 and 1.36 (whose migrated profiles also keep DynamicResources, and under
+``--rules cluster`` NodeDeclaredFeatures: neither decides anything for these pods, DynamicResources only adds
+its PostFilter's ``no new claims to deallocate`` to a 'no node fits' message, which the reason families
+ignore).
 
 For each predicate ``rules.py`` calls exact, a scenario with a Policy naming only that predicate: some of its
 pods the predicate must refuse on every node, some bind. For each exact priority (and
@@ -50,7 +53,7 @@ from .agreement import (
     write_table,
 )
 
-VERSIONS = ("1.26", "1.32")
+VERSIONS = ("1.26", "1.32", "1.36")
 ZONE = "topology.kubernetes.io/zone"
 RACK = "example.com/rack"
 
@@ -308,7 +311,7 @@ def inter_pod_affinity_first_pod() -> Scenario:
 
     1.9 (``satisfiesPodsAffinityAntiAffinity``, per term): a term that no pod anywhere matches is disregarded
     when the pod matches it itself, whatever the other terms do and whether or not the node carries the
-    term's topology key. v1 (``InterPodAffinity`` ``satisfyPodAffinity``, the same in 1.26 and 1.32): a node
+    term's topology key. v1 (``InterPodAffinity`` ``satisfyPodAffinity``, the same in 1.26, 1.32 and 1.36): a node
     must carry every term's topology key, and the exception holds only when no pod matches *any* of the
     pod's terms and the pod matches all of them. So ``two-terms`` (affinity to the db pod on n1 and to
     itself) fits n1 under 1.9 and nowhere in v1, and ``self-zone`` (affinity to itself on a key no node
@@ -360,6 +363,24 @@ def topology_spread() -> Scenario:
          pending_pod("no-row-label", topologySpreadConstraints=[spread("example.com/row", "x")]),
          pending_pod("soft", topologySpreadConstraints=[spread(ZONE, "x", "ScheduleAnyway")])],
         pending={"crossed": "topology-spread", "no-row-label": "topology-spread"}, rules="cluster")
+
+
+RESTART_ALL = "RestartAllContainersOnContainerExits"
+
+
+def node_declared_features() -> Scenario:
+    """NodeDeclaredFeatures (1.36 beta and on; not a 1.9 name, so ``--rules cluster`` as for PodTopologySpread):
+    a pod whose container restarts them all on an exit code needs ``RestartAllContainersOnContainerExits``;
+    neither node declares it (n1 declares another feature), so it fits none, and a plain pod binds. Only 1.36's
+    API server keeps ``restartPolicyRules`` and ``status.declaredFeatures``."""
+    nodes = two_nodes()
+    nodes[0]["status"]["declaredFeatures"] = ["InPlacePodLevelResourcesVerticalScaling"]  # not RESTART_ALL
+    restarter = pending_pod("restarter")
+    restarter["spec"]["containers"][0].update(restartPolicy="Never", restartPolicyRules=[
+        {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}])
+    return Scenario(
+        "node-declared-features", "NodeDeclaredFeatures", "predicate", policy(["NodeDeclaredFeatures"]), nodes,
+        [restarter, pending_pod("plain")], pending={"restarter": "node-features"}, rules="cluster", since="1.36")
 
 
 # -- priority scenarios ---------------------------------------------------------------------------------
@@ -470,6 +491,7 @@ def taint_toleration_priority() -> Scenario:
 SCENARIOS = [
     resources(), ports("PodFitsHostPorts"), ports("PodFitsPorts"), hostname(), node_selector(), general(),
     disk_conflict(), volume_zone(), volume_zone_ga_labels(), inter_pod_affinity(), inter_pod_affinity_first_pod(), taints(), topology_spread(),
+    node_declared_features(),
     least_requested(), most_requested(), inter_pod_affinity_priority(), hard_pod_affinity_weight(),
     node_affinity_priority(), taint_toleration_priority(), topology_spread_priority(),
 ]
@@ -522,9 +544,26 @@ def agreement_table(request):
 
 
 # -- the test -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("scenario_id", list(BY_ID))
+def _line(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+@pytest.mark.parametrize("scenario_id", [i for i, s in BY_ID.items() if not s.since])
 def test_agreement(server, scenario_id, our_outcome, tmp_path):
-    scenario = BY_ID[scenario_id]
+    agreement(server, BY_ID[scenario_id], our_outcome, tmp_path)
+
+
+#: Scenarios whose fields only newer API servers keep (``since``), on those lines only (an older server drops them).
+NEWER = [(version, i) for i, s in BY_ID.items() if s.since for version in VERSIONS if _line(version) >= _line(s.since)]
+
+
+@pytest.mark.parametrize("version, scenario_id", NEWER, ids=[f"k8s-{v}-{i}" for v, i in NEWER])
+def test_agreement_on_newer_lines(version, scenario_id, envtest_pool, our_outcome, tmp_path):
+    with envtest_pool.leased(version) as server:
+        agreement(server, BY_ID[scenario_id], our_outcome, tmp_path)
+
+
+def agreement(server, scenario: Scenario, our_outcome, tmp_path) -> None:
     mine, result = our_outcome(scenario)
     document = migrated(scenario, server.version, tmp_path)
     status = {e["from"]: e for e in document["mapping"]}[scenario.entry]["status"]

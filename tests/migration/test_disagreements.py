@@ -1,5 +1,5 @@
 """Where our engine (pure 1.9) and the modern kube-scheduler under the migrated configuration part ways, and
-the mapping therefore says ``approximate``: each scenario shows the difference on the real 1.26 and 1.32
+the mapping therefore says ``approximate``: each scenario shows the difference on the real 1.26, 1.32 and 1.36
 schedulers, so a note cannot claim more (or less) than the binaries do.
 
 InterPodAffinityPriority: both sum the same preferred terms, but 1.9 normalises from 0 and v1 from the
@@ -63,7 +63,7 @@ def ours(tmp_path: Path, policy: Path) -> str:
     return placement["node"]
 
 
-@pytest.mark.parametrize("version", ["1.26", "1.32"], ids=lambda v: f"k8s-{v}")
+@pytest.mark.parametrize("version", ["1.26", "1.32", "1.36"], ids=lambda v: f"k8s-{v}")
 def test_inter_pod_affinity_normalisation_differs(tmp_path: Path, version: str, envtest_pool):
     policy = tmp_path / "policy.json"
     policy.write_text(json.dumps(POLICY))

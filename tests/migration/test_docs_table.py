@@ -37,11 +37,21 @@ def test_every_version_is_in_one_group_and_the_cloud_limits_split_them():
     groups = version_groups()
     assert sorted(m for minors, _ in groups for m in minors) == list(range(OLDEST, NEWEST + 1))
     first = [minors for minors, _ in groups]
-    assert first[0] == [32] and first[1] == [31], "1.32 and 1.31 differ on the cloud volume-limit plugins"
+    # 1.36: NodeDeclaredFeatures on, the BalancedAllocation formula, image volumes; 1.35: NodeDeclaredFeatures
+    # registered (gate off), DynamicResources scores; 1.34: DRA on; 1.33: best-effort pods not balanced-scored;
+    # 1.32 and 1.31 differ on the cloud volume-limit plugins
+    assert first[:6] == [[36], [35], [34], [33], [32], [31]], first
     for minors, rows in groups:
         ebs = next(r for r in rows if r.entry == "predicate `MaxEBSVolumeCount`")
         assert any(t.startswith("EBSLimits") for t in ebs.to) == (minors[0] < 32), minors
         assert ("out of the default profile since 1.31" in ebs.note) == (minors == [31]), minors
+        entries = {r.entry: r for r in rows}
+        features = entries.get("implicit: (cluster rules: node declared features)")
+        assert (features is not None) == (minors[0] >= 35), minors
+        assert features is None or ("gate NodeDeclaredFeatures is alpha and off" in features.note) == (minors == [35])
+        claims = entries.get("implicit: (spec.resourceClaims: dynamic resource allocation)")
+        assert (claims is not None) == (minors[0] >= 34), minors
+        assert claims is None or ("DynamicResources · score · weight 2" in claims.to) == (minors[0] >= 35), minors
 
 
 def test_rows_cover_every_entry_kind(tables):

@@ -59,8 +59,10 @@ def test_defaults_are_switched_off_and_the_mapped_plugins_enabled(tmp_path):
     data = migrated(tmp_path, {"predicates": [{"name": "MatchNodeSelector"}],
                                "priorities": [{"name": "ImageLocalityPriority", "weight": 4}]}, "--rules", "1.9")
     assert plugins(data)["multiPoint"]["disabled"] == [{"name": "*"}]
+    # the default target is the newest (1.36): DynamicResources stays on whatever the rules (see its own test)
+    assert data["target"] == "1.36"
     assert enabled(data) == {"PrioritySort": None, "NodeUnschedulable": None, "TaintToleration": None,
-                             "NodeAffinity": None, "ImageLocality": 4, "DefaultBinder": None}
+                             "NodeAffinity": None, "DynamicResources": 2, "ImageLocality": 4, "DefaultBinder": None}
     # NodeAffinity and TaintToleration filter only: the Policy names neither priority
     assert disabled(data, "score") == disabled(data, "preScore") == ["TaintToleration", "NodeAffinity"]
     assert data["configuration"]["percentageOfNodesToScore"] == 100
@@ -175,7 +177,10 @@ def test_the_hard_weight_flag_is_used_where_the_policy_leaves_the_field_unset(tm
 def test_absent_priorities_mean_none_and_preemption_follows_pod_priority(tmp_path):
     data = migrated(tmp_path, {"predicates": [{"name": "PodFitsResources"}]}, "--rules", "1.9")
     assert entry(data, "priorities")["status"] == "implicit" and "absent" in entry(data, "priorities")["note"]
-    assert not [w for w in enabled(data).values() if w]  # no Score plugin
+    # no Score plugin but DynamicResources', which scores only pods with claims (1.35+, weight 2)
+    assert {name: w for name, w in enabled(data).items() if w} == {"DynamicResources": 2}
+    pure = migrated(tmp_path, {"predicates": [{"name": "PodFitsResources"}]}, "--rules", "1.9", "--to", "1.34")
+    assert not [w for w in enabled(pure).values() if w] and "DynamicResources" in enabled(pure)
     assert "DefaultPreemption" not in enabled(data)
     data = migrated(tmp_path, {"predicates": [{"name": "PodFitsResources"}]}, "--feature-gates", "PodPriority=true")
     assert "DefaultPreemption" in enabled(data)
@@ -249,8 +254,8 @@ def test_strict_fails_on_approximate_or_dropped_policy_entries_only(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--to", "1.24"), "error: --to 1.24: unsupported kube-scheduler version; supported: 1.25 to 1.32"),
-    (("--to", "2.0"), "error: --to 2.0: unsupported kube-scheduler version; supported: 1.25 to 1.32"),
+    (("--to", "1.24"), "error: --to 1.24: unsupported kube-scheduler version; supported: 1.25 to 1.36"),
+    (("--to", "2.0"), "error: --to 2.0: unsupported kube-scheduler version; supported: 1.25 to 1.36"),
     (("--algorithm-provider", "Nope"), 'error: couldn\'t create scheduler using provider "Nope"'),
     (("--feature-gates", "Nope=true"), "error: unrecognized key: Nope"),
     (("--policy-config-file", "/nonexistent/policy.json"), "error: missing policy config file /nonexistent/policy.json"),
@@ -308,3 +313,90 @@ def test_an_algorithm_without_a_v1_plugin_is_dropped_with_where_it_came_from():
     assert rack["status"] == cheap["status"] == "dropped"
     assert "Filter plugin" in rack["note"] and "Score plugin" in cheap["note"] and "HTTP extender" in rack["note"]
     assert entry(data, "PodFitsResources")["status"] == "exact"
+
+
+# -- 1.33 to 1.36 -------------------------------------------------------------------------------------------
+FITS_ONLY = {"predicates": [{"name": "PodFitsResources"}], "priorities": []}
+
+
+def test_the_default_target_is_the_newest_and_1_37_is_refused_with_the_range(tmp_path):
+    assert migrated(tmp_path, FITS_ONLY)["target"] == "1.36"
+    assert migrated(tmp_path, FITS_ONLY, "--to", "v1.36.3")["target"] == "1.36"
+    result = run("--to", "1.37")
+    assert result.exit_code == 2 and not result.stdout
+    assert result.stderr.strip() == "error: --to 1.37: unsupported kube-scheduler version; supported: 1.25 to 1.36"
+
+
+@pytest.mark.parametrize(("to", "present", "gate_off"), [("1.32", False, False), ("1.34", False, False),
+                                                         ("1.35", True, True), ("1.36", True, False)])
+def test_node_declared_features_follow_the_cluster_rules_where_the_target_registers_the_plugin(
+        tmp_path, to, present, gate_off):
+    data = migrated(tmp_path, FITS_ONLY, "--to", to)
+    features = [e for e in data["mapping"] if e["from"] == "(cluster rules: node declared features)"]
+    assert ("NodeDeclaredFeatures" in enabled(data)) == present
+    if present:
+        (found,) = features
+        assert found["kind"] == "implicit" and found["status"] == "implicit"
+        assert found["to"] == [{"plugin": "NodeDeclaredFeatures", "extensionPoint": "filter"}]
+        assert ("gate NodeDeclaredFeatures is alpha and off" in found["note"]) == gate_off
+        assert list(enabled(data))[-1] == "NodeDeclaredFeatures"  # last, as 1.36's default profile appends it
+    else:
+        assert not features
+    # --rules 1.9: the Policy alone
+    assert "NodeDeclaredFeatures" not in enabled(migrated(tmp_path, FITS_ONLY, "--to", to, "--rules", "1.9"))
+
+
+def test_a_policy_naming_node_declared_features_keeps_it_where_it_exists(tmp_path):
+    policy = {"predicates": [{"name": "NodeDeclaredFeatures"}], "priorities": []}
+    newest = migrated(tmp_path, policy, "--to", "1.36")
+    assert entry(newest, "NodeDeclaredFeatures")["status"] == "exact"
+    assert "NodeDeclaredFeatures" in enabled(newest)
+    assert not [e for e in newest["mapping"] if e["from"] == "(cluster rules: node declared features)"]
+    older = migrated(tmp_path, policy, "--to", "1.32")
+    assert entry(older, "NodeDeclaredFeatures")["status"] == "dropped"
+    assert "no NodeDeclaredFeatures plugin before kube-scheduler 1.35" in entry(older, "NodeDeclaredFeatures")["note"]
+    assert "NodeDeclaredFeatures" not in json.dumps(older["configuration"])
+
+
+@pytest.mark.parametrize(("to", "decisions"), [
+    ("1.32", None), ("1.33", None),  # DynamicResourceAllocation off by default: the API server drops the claims
+    ("1.34", [("filter", None), ("postFilter", None)]),
+    ("1.36", [("filter", None), ("postFilter", None), ("score", 2)])])
+@pytest.mark.parametrize("rules", ["cluster", "1.9"])
+def test_dynamic_resources_stay_on_where_the_claims_exist(tmp_path, to, decisions, rules):
+    data = migrated(tmp_path, FITS_ONLY, "--to", to, "--rules", rules)
+    claims = [e for e in data["mapping"] if e["from"] == "(spec.resourceClaims: dynamic resource allocation)"]
+    if decisions is None:
+        assert not claims and "DynamicResources" not in enabled(data)
+        return
+    (found,) = claims
+    assert found["kind"] == "implicit" and found["status"] == "approximate"
+    assert [(t["plugin"], t["extensionPoint"], t.get("weight")) for t in found["to"]] == \
+        [("DynamicResources", point, weight) for point, weight in decisions]
+    assert enabled(data)["DynamicResources"] == (2 if to == "1.36" else None)
+    # in v1's default order: before DefaultPreemption, after the filters
+    order = list(enabled(data))
+    assert order.index("DynamicResources") > order.index("NodeResourcesFit")
+    assert "DynamicResources" not in disabled(data, "filter") + disabled(data, "score")
+    assert "Switched off, v1 would bind the pod as if it had no claims" in found["note"]
+    assert ("refuses a pod with spec.resourceClaims" in found["note"]) == (rules == "cluster")
+    # the claims are not the Policy's: --strict does not count the entry
+    assert run("--policy-config-file", str(_write(tmp_path, {"predicates": [{"name": "GeneralPredicates"}]})),
+               "--to", to, "--rules", rules, "--strict").exit_code == 0
+
+
+def test_version_dependent_notes_follow_the_target(tmp_path):
+    policy = {"priorities": [{"name": "BalancedResourceAllocation", "weight": 1},
+                             {"name": "ImageLocalityPriority", "weight": 1}]}
+    notes = {to: {name: entry(migrated(tmp_path, policy, "--to", to), name)["note"]
+                  for name in ("BalancedResourceAllocation", "ImageLocalityPriority")}
+             for to in ("1.32", "1.33", "1.35", "1.36")}
+    for to, note in notes.items():
+        balanced, image = note["BalancedResourceAllocation"], note["ImageLocalityPriority"]
+        assert ("PreScore skips best-effort pods since 1.33" in balanced) == (to != "1.32"), to
+        assert ("50 + (50 + with - without)/2" in balanced) == (to == "1.36"), to
+        assert ("1 - (standard deviation" in balanced) == (to != "1.36"), to
+        assert ("image volumes (spec.volumes[].image" in image) == (to == "1.36"), to
+    preemption = {to: entry(migrated(tmp_path, FITS_ONLY, "--to", to, "--feature-gates", "PodPriority=true"),
+                            "(feature gate PodPriority: preemption)")["note"] for to in ("1.32", "1.33")}
+    assert "SchedulerAsyncPreemption" not in preemption["1.32"] and "SchedulerAsyncPreemption" in preemption["1.33"]

@@ -1,6 +1,6 @@
-"""``policy-scheduler migrate`` against the real modern kube-schedulers (``<envtest>/1.26|1.32/bin``).
+"""``policy-scheduler migrate`` against the real modern kube-schedulers (``<envtest>/1.26|1.32|1.36/bin``).
 
-* Every bundled Policy and both providers, for ``--to 1.26`` and ``--to 1.32``: the binary of that line
+* Every bundled Policy and both providers, for ``--to 1.26``, ``1.32`` and ``1.36``: the binary of that line
   accepts the configuration (``--write-config-to``), its defaulted profile is ours, and the decisions it
   will take (plugin x extension point x weight) are exactly those the mapping entries claim.
 * The cloud volume-limit plugins: a ``--to 1.31`` configuration is refused by 1.32 and accepted by 1.26.
@@ -8,6 +8,8 @@
 * Live: the reference scheduler, started with a migrated configuration against an envtest server of its
   line, binds the pods, packs them under MostAllocated and never uses a node the configuration forbids.
 * ``--policy-configmap`` against a real API server.
+* 1.36: a pod with ``spec.resourceClaims`` stays pending under the migrated configuration (DynamicResources
+  on), and is bound, its claim unallocated, once DynamicResources is switched off: why the mapping keeps it.
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ import yaml
 from click.testing import CliRunner
 
 from policy_scheduler.cli import main
-from policy_scheduler.migration.versions import DECISIONS, POINTS, SCORE
+from policy_scheduler.migration.versions import DECISIONS, POINTS, SCORE, parse_target
 from tests.kube.daemon import Cluster, node, pod, wait_until
 from tests.kube.envtest import EnvtestServer
 from tests.kube.reference import ConfigurationRefused, ReferenceScheduler, write_config_to
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
-MODERN = ("1.26", "1.32")
+MODERN = ("1.26", "1.32", "1.36")
 SCHEDULER_NAME = "migrated"
 #: The extension points a profile lists besides multiPoint (v1's ``Plugins``).
 POINT_NAMES = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve",
@@ -63,17 +65,19 @@ def names(plugin_set: dict[str, Any] | None, key: str) -> list[str]:
     return [p["name"] for p in ((plugin_set or {}).get(key) or ())]
 
 
-def effective_decisions(profile: dict[str, Any]) -> set[tuple[str, str, int | None]]:
-    """What the profile decides: each plugin enabled through multiPoint at each of its decisions
-    (``DECISIONS``) that is not switched off at its extension points (``POINTS``); a decision off at some
-    of its points but not all is reported as such (it would fail any comparison)."""
+def effective_decisions(profile: dict[str, Any], version: str) -> set[tuple[str, str, int | None]]:
+    """What the profile decides: each plugin enabled through multiPoint at each of its decisions in that
+    version (``DECISIONS``, ``Target.decisions``) that is not switched off at its extension points
+    (``POINTS``); a decision off at some of its points but not all is reported as such (it would fail any
+    comparison)."""
+    target = parse_target(version)
     plugins = profile["plugins"]
     disabled = {point: set(names(plugins.get(point), "disabled")) for point in POINT_NAMES}
     out: set[tuple[str, str, int | None]] = set()
     for entry in plugins["multiPoint"]["enabled"]:
         plugin = entry["name"]
         assert plugin in DECISIONS, f"the scheduler enabled {plugin}, which versions.DECISIONS does not know"
-        for decision in DECISIONS[plugin]:
+        for decision in target.decisions(plugin):
             points = POINTS.get(decision, ())
             off = [p for p in points if plugin in disabled[p] or "*" in disabled[p]]
             if off and len(off) < len(points):
@@ -137,7 +141,7 @@ def test_the_modern_scheduler_accepts_it_as_claimed(source: str, version: str, t
         assert names(theirs["plugins"].get(point), "enabled") == [], f"{point}: enabled outside multiPoint"
 
     # (b) the decisions it will take are those the mapping claims
-    effective, claimed = effective_decisions(theirs), claimed_decisions(migrated["mapping"])
+    effective, claimed = effective_decisions(theirs, version), claimed_decisions(migrated["mapping"])
     assert effective == claimed, (f"the scheduler decides but nothing claims: {sorted(effective - claimed, key=str)}; "
                                   f"claimed but not decided: {sorted(claimed - effective, key=str)}")
 
@@ -306,6 +310,74 @@ def test_live_all_arguments_keeps_labels_presence(version: str, live, tmp_path: 
 
     hosts, log = run_reference(server, cluster, tmp_path, configuration, pods)
     assert set(hosts.values()) <= set(allowed), f"bound to a node without zone or with retiring: {hosts}{log}"
+
+
+# -- 4b. 1.36: why DynamicResources stays on -----------------------------------------------------------
+DEVICE_CLASS = "gpu.example.com"
+RESOURCE = "/apis/resource.k8s.io/v1"
+
+
+def claiming_pod(name: str) -> dict[str, Any]:
+    """A pod of the migrated scheduler with one ResourceClaim (``gpu-claim``: a device of a class no node has)."""
+    obj = pod(name, cpu="100m", memory="64Mi", scheduler=SCHEDULER_NAME)
+    obj["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "gpu-claim"}]
+    obj["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    return obj
+
+
+def pod_scheduled_false(cluster: Cluster, name: str) -> str | None:
+    for condition in ((cluster.get_pod(name) or {}).get("status") or {}).get("conditions") or ():
+        if condition["type"] == "PodScheduled" and condition["status"] == "False":
+            return condition.get("message") or ""
+    return None
+
+
+@pytest.mark.parametrize("version", ["1.36"], ids=lambda v: f"k8s-{v}")
+def test_live_a_pod_with_claims_is_bound_only_with_dynamic_resources_on(version: str, live, tmp_path: Path) -> None:
+    """The migrated configuration keeps DynamicResources (the mapping's claims entry): the pod whose claim
+    cannot be allocated stays pending. The same configuration without it binds the pod, claim unallocated:
+    nothing else in the kube-scheduler reads ``spec.resourceClaims``."""
+    server, cluster = live
+    rest = server.rest()
+    migrated = run_migrate("--algorithm-provider", "DefaultProvider", "--to", version, "--scheduler-name", SCHEDULER_NAME)
+    (claims,) = [e for e in migrated["mapping"] if e["from"] == "(spec.resourceClaims: dynamic resource allocation)"]
+    assert claims["status"] == "approximate"
+    configuration = migrated["configuration"]
+    multi_point = only_profile(configuration)["plugins"]["multiPoint"]
+    assert "DynamicResources" in names(multi_point, "enabled")
+    without = json.loads(json.dumps(configuration))
+    plugins = only_profile(without)["plugins"]
+    plugins["multiPoint"]["enabled"] = [p for p in plugins["multiPoint"]["enabled"] if p["name"] != "DynamicResources"]
+
+    rest.post(f"{RESOURCE}/deviceclasses", {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                                            "metadata": {"name": DEVICE_CLASS}, "spec": {}})
+    try:
+        rest.post(f"{RESOURCE}/namespaces/default/resourceclaims", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gpu-claim"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DEVICE_CLASS}}]}}})
+        for name in ("n1", "n2"):
+            cluster.add_node(node(name, cpu="4", memory="8Gi"))
+        cluster.add_pod(claiming_pod("claimer"))
+        cluster.add_pod(pod("plain", cpu="100m", memory="64Mi", scheduler=SCHEDULER_NAME))
+
+        reference = ReferenceScheduler(server, tmp_path, configuration=configuration).start()
+        try:
+            message = wait_until(lambda: pod_scheduled_false(cluster, "claimer"), 60, what="claimer unschedulable")
+            assert "plain" in cluster.bound(), reference.log()[-LOG_TAIL:]
+            assert "claimer" not in cluster.bound()
+            assert "claim" in message, message
+        finally:
+            reference.stop()
+
+        second = tmp_path / "without"
+        second.mkdir()
+        hosts, log = run_reference(server, cluster, second, without, ["claimer"])
+        assert hosts["claimer"] in ("n1", "n2"), log
+        claim = rest.get(f"{RESOURCE}/namespaces/default/resourceclaims/gpu-claim")
+        assert not (claim.get("status") or {}).get("allocation"), f"bound without an allocation: {claim}{log}"
+    finally:
+        rest.delete(f"{RESOURCE}/namespaces/default/resourceclaims/gpu-claim")
+        rest.delete(f"{RESOURCE}/deviceclasses/{DEVICE_CLASS}")
 
 
 # -- 5. --policy-configmap against a real API server ---------------------------------------------------
