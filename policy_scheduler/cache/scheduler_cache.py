@@ -197,7 +197,7 @@ class SchedulerCache:
 def _engine_view(pod: Pod) -> tuple:
     meta = pod.raw.get("metadata") or {}
     # deletionTimestamp: preemption's eligibility rule reads it (a terminating victim on the nominated node).
-    return (pod.raw.get("spec"), None, meta.get("annotations"), meta.get("ownerReferences"),
+    return (pod.raw.get("spec"), meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences"),
             meta.get("deletionTimestamp"))
 
 
