@@ -100,10 +100,15 @@ def _parse_containers(obj: str, path: str, raw: Any) -> tuple[Container, ...]:
     return tuple(out)
 
 
-def _host_ports(obj: str, raw_containers: Any) -> tuple[str, ...]:
+def _host_ports(obj: str, raw_containers: Any, field: str = "spec.containers", sidecars_only: bool = False
+                ) -> tuple[str, ...]:
+    """The ``proto/ip/port`` of every host port of ``field``'s containers; with ``sidecars_only``, of its
+    containers with ``restartPolicy: Always`` only (native sidecars run as long as the pod)."""
     ports = []
-    for i, c in enumerate(obj_list_field(obj, "spec.containers", raw_containers)):
-        path = f"spec.containers[{i}].ports"
+    for i, c in enumerate(obj_list_field(obj, field, raw_containers)):
+        if sidecars_only and c.get("restartPolicy") != "Always":
+            continue
+        path = f"{field}[{i}].ports"
         for j, p in enumerate(obj_list_field(obj, path, c.get("ports"))):
             hp = int_field(obj, f"{path}[{j}].hostPort", p.get("hostPort"))
             if hp == 0:
@@ -170,6 +175,8 @@ class Pod:
         self.priority: int = prio if isinstance(prio, int) and not isinstance(prio, bool) else 0
         self.node_selector: dict[str, str] = _string_map(obj, "spec.nodeSelector", spec.get("nodeSelector"))
         self.host_ports = _host_ports(obj, spec.get("containers"))
+        if rules is Rules.CLUSTER:  # 1.33+ NodePorts (util.GetHostPorts): native sidecars' host ports too
+            self.host_ports += _host_ports(obj, spec.get("initContainers"), "spec.initContainers", sidecars_only=True)
         self.key = self.uid or f"{self.namespace}/{self.name}"
         self.rules = rules
         # Fields 1.9 never knew, parsed whatever the rules (the engine decides what they mean).

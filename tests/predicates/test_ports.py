@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from policy_scheduler.features import Rules
+from policy_scheduler.model.pod import Pod
 from policy_scheduler.predicates import pod_fits_host_ports, pod_fits_ports
 from policy_scheduler.predicates.ports import decode, ports_conflict, special_port_conflict
 
@@ -97,3 +99,24 @@ def test_special_port_conflict_check(special, others, want) -> None:
 def test_ports_conflict(existing, wanted, want) -> None:
     """Upstream Test_portsConflict."""
     assert ports_conflict(existing, wanted) is want
+
+
+def sidecar_port_pod(port: int, restart_policy: str | None = "Always") -> Pod:
+    init: dict = {"name": "proxy", "ports": [{"hostPort": port}]}
+    if restart_policy:
+        init["restartPolicy"] = restart_policy
+    return make_pod(containers=[{"name": "app"}], initContainers=[init])
+
+
+def test_native_sidecars_host_ports_count_under_the_clusters_rules():
+    """1.33+ NodePorts (``util.GetHostPorts``): a native sidecar runs as long as the pod, so its host ports count,
+    for the pod placed and for the pods on the node; a regular init container's do not; 1.9 reads app containers."""
+    sidecar = sidecar_port_pod(8080)
+    assert sidecar.host_ports == ("TCP/0.0.0.0/8080",)
+    assert sidecar_port_pod(8080, restart_policy=None).host_ports == ()
+    assert Pod(sidecar.raw, Rules.V1_9).host_ports == ()
+    taken = make_node_info(pods=[sidecar_port_pod(8080)])
+    assert pod_fits_host_ports(port_pod("m1", "TCP/0.0.0.0/8080"), metadata(port_pod("m1", "TCP/0.0.0.0/8080")),
+                               taken)[0] is False
+    assert pod_fits_host_ports(sidecar, metadata(sidecar), make_node_info(pods=[port_pod("m1", "TCP/0.0.0.0/8080")]))[0] \
+        is False
