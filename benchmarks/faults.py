@@ -130,8 +130,8 @@ from benchmarks.perf_workloads import (  # noqa: E402
     PodTemplate,
     node_object,
 )
-from policy_scheduler.kube.client import api_client  # noqa: E402
-from policy_scheduler.kube.rest import ApiError, RestClient  # noqa: E402
+from policy_scheduler.kube.client.kubeconfig import api_client  # noqa: E402
+from policy_scheduler.kube.client.rest import ApiError, RestClient  # noqa: E402
 from tests.kube.daemon import wait_until  # noqa: E402
 from tests.kube.envtest import EnvtestServer, assets_dir  # noqa: E402
 from tests.kube.faultproxy import FaultProxy  # noqa: E402

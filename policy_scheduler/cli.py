@@ -291,7 +291,7 @@ def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: st
 
     meta = click.get_current_context().meta
     if from_cluster:
-        from .kube.snapshot import read_cluster_snapshot
+        from .kube.client.snapshot import read_cluster_snapshot
 
         snapshot = read_cluster_snapshot(kubeconfig=kubeconfig, context=context,
                                          validate=meta.get("policy_scheduler.validate", True),
@@ -572,7 +572,7 @@ def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, ku
 
     target = parse_target(to)
     if policy_configmap:  # the 1.10 precedence: a ConfigMap wins over a file given beside it
-        from .kube.policy_configmap import policy_configmap_source
+        from .kube.client.policy_configmap import policy_configmap_source
 
         source = policy_configmap_source(policy_configmap_namespace, policy_configmap, kubeconfig)
     else:

@@ -8,7 +8,7 @@ import logging
 
 from ..core.extender import SchedulerExtender
 from ..model.pod import Pod
-from .rest import ApiError, RestClient
+from .client.rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
 

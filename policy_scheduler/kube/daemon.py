@@ -40,20 +40,20 @@ from ..queue.three_queue import UNSCHEDULABLE_Q_TIME_INTERVAL
 from ..runtime import freeze_long_lived
 from . import leaderelection
 from .binder import Binder
-from .client import api_client
+from .client.informer import Reflector, Resource, served_resources
+from .client.kubeconfig import api_client
+from .client.policy_configmap import get_policy_configmap
+from .client.reachability import Reachability
+from .client.rest import ApiError, RestClient
+from .client.version import server_line
 from .eventhandlers import ListerHandler, NodeHandler, PodHandler
 from .events import WARNING, BackgroundWriter, EventRecorder, PodConditionUpdater, object_reference
-from .informer import Reflector, Resource, served_resources
 from .metrics import SchedulerMetrics
 from .options import SchedulerConfiguration
-from .policy_configmap import get_policy_configmap
 from .preemption import PDBStore, Preemptor
-from .reachability import Reachability
 from .requeuer import Requeuer
-from .rest import ApiError, RestClient
 from .scheduler import BIND_WORKERS, SchedulingLoop
 from .serving import Endpoints, HealthChecks, ServingOptions
-from .version import server_line
 from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..features import NEWEST_LINE, KubernetesLine
 from ..model.pod import Pod, pod_condition
-from .rest import ApiError, RestClient
+from .client.rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import UserError
-from .rest import ApiError, RestClient
+from .client.rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
 

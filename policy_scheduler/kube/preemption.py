@@ -45,10 +45,10 @@ from ..errors import ObjectError, SchedulingError
 from ..model.disruption import PodDisruptionBudget
 from ..model.pod import Pod
 from ..queue import PodBackoff, pod_key
+from .client.reachability import Reachability, read_until_answered
+from .client.rest import MERGE_PATCH, ApiError, RestClient
 from .events import NORMAL, EventRecorder
 from .metrics import SchedulerMetrics
-from .reachability import Reachability, read_until_answered
-from .rest import MERGE_PATCH, ApiError, RestClient
 
 if TYPE_CHECKING:
     from ..cache.scheduler_cache import SchedulerCache

@@ -8,7 +8,7 @@ the ``PodScheduled=False`` condition, and re-queues the pod after its back-off. 
 calls made by the preemption worker, which re-queues the pod once they are done.
 
 A bind whose outcome is unknown (no reply, a connection dropped, a 5xx) keeps the pod assumed on its node,
-its expiry not started: the bind worker reads the pod back once the API server answers (:mod:`.reachability`)
+its expiry not started: the bind worker reads the pod back once the API server answers (:mod:`.client.reachability`)
 and only an answer that says *not bound* forgets and re-queues it. While the server is known to be
 unreachable the loop pops nothing.
 
@@ -40,12 +40,12 @@ from ..predicates.volume_binder import (
 from ..queue import SchedulingQueue
 from ..scheduling.cycle import SCHEDULER_ERROR, SchedulingCycle
 from .binder import Binder, BindOutcome, ExtenderBinder
+from .client.reachability import Reachability, read_until_answered
+from .client.rest import ApiError
 from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
 from .metrics import SchedulerMetrics, microseconds
 from .preemption import Preemptor
-from .reachability import Reachability, read_until_answered
 from .requeuer import Requeuer
-from .rest import ApiError
 from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from policy_scheduler.kube.client import api_client
-from policy_scheduler.kube.rest import RestClient
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.client.rest import RestClient
 
 from .envtest import POD_PRIORITY_ARGS, VERSIONS
 from .faultproxy import FaultProxy

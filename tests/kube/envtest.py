@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.client import api_client
-from policy_scheduler.kube.rest import RestClient
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.client.rest import RestClient
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ("1.10", "1.26")

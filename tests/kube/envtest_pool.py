@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policy_scheduler.kube.rest import ApiError
+from policy_scheduler.kube.client.rest import ApiError
 
 from .envtest import EnvtestServer, start_server
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import pytest
 
 from policy_scheduler.algorithm_source import from_provider
-from policy_scheduler.kube.snapshot import read_cluster_snapshot
+from policy_scheduler.kube.client.snapshot import read_cluster_snapshot
 from policy_scheduler.offline.simulate import simulate
 
 from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until

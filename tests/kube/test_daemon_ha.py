@@ -24,6 +24,7 @@ import pytest
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
 from policy_scheduler.kube.binder import BindOutcome
+from policy_scheduler.kube.client.rest import ApiError, RestClient
 from policy_scheduler.kube.leaderelection import (
     LEADER_ANNOTATION,
     LeaderElectionRecord,
@@ -31,7 +32,6 @@ from policy_scheduler.kube.leaderelection import (
     decode_lease_spec,
 )
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.rest import ApiError, RestClient
 from policy_scheduler.kube.scheduler import SchedulingLoop
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.queue import FIFO

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.rest import MERGE_PATCH
+from policy_scheduler.kube.client.rest import MERGE_PATCH
 
 from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
 from .reference import ReferenceScheduler

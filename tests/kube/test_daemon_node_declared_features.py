@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from policy_scheduler.errors import ObjectError
-from policy_scheduler.kube.rest import ApiError
+from policy_scheduler.kube.client.rest import ApiError
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.node_features import RESTART_ALL_CONTAINERS, USER_NAMESPACES_HOST_NETWORK
 from policy_scheduler.predicates.node_declared_features import ERR_REASON_UNSATISFIED_REQUIREMENTS

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from policy_scheduler.kube.rest import MERGE_PATCH
+from policy_scheduler.kube.client.rest import MERGE_PATCH
 
 from .daemon import LoggedProcess
 from .envtest import EnvtestServer

@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 from kubernetes.utils import parse_quantity
 
-from policy_scheduler.kube.rest import MERGE_PATCH, ApiError
+from policy_scheduler.kube.client.rest import MERGE_PATCH, ApiError
 
 from .controllers import ControllerManager
 from .daemon import Cluster, DaemonProcess, LoggedProcess, node, pod, wait_until

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from policy_scheduler.kube.rest import RestClient
+from policy_scheduler.kube.client.rest import RestClient
 
 from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
 from .envtest import EnvtestServer

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.rest import ApiError
+from policy_scheduler.kube.client.rest import ApiError
 
 from . import side_by_side
 from .controllers import ControllerManager

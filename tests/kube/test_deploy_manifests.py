@@ -26,8 +26,8 @@ import pytest
 import yaml
 
 from policy_scheduler.api import lint_policy, load_policy_file, load_policy_from_configmap
-from policy_scheduler.kube.client import api_client
-from policy_scheduler.kube.rest import MERGE_PATCH, ApiError, RestClient
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.client.rest import MERGE_PATCH, ApiError, RestClient
 
 from .envtest import ROOT, EnvtestServer, start_server
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.client import api_client
-from policy_scheduler.kube.rest import ApiError, RestClient, WatchStream
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.client.rest import ApiError, RestClient, WatchStream
 
 from .faultproxy import FaultProxy
 

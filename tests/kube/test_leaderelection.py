@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from policy_scheduler.errors import UserError
+from policy_scheduler.kube.client.rest import ApiError
 from policy_scheduler.kube.leaderelection import (
     LEADER_ANNOTATION,
     LeaderElectionConfig,
@@ -25,7 +26,6 @@ from policy_scheduler.kube.leaderelection import (
     make_lock,
     validate,
 )
-from policy_scheduler.kube.rest import ApiError
 
 # Short durations: a lost leader is replaced after ~3 s; renewals every 0.5 s, given up after 2 s.
 FAST = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.5}

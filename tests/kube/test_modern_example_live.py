@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from policy_scheduler.algorithm_source import from_provider
-from policy_scheduler.kube.snapshot import read_cluster_snapshot
+from policy_scheduler.kube.client.snapshot import read_cluster_snapshot
 from policy_scheduler.offline.examples import modern_cluster_path
 from policy_scheduler.offline.simulate import simulate
 

@@ -28,7 +28,7 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from policy_scheduler.kube.rest import RestClient
+from policy_scheduler.kube.client.rest import RestClient
 
 from .daemon import DaemonProcess, free_port, wait_until
 from .envtest import EnvtestServer

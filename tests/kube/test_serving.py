@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from cryptography import x509
 
 from policy_scheduler.errors import UserError
-from policy_scheduler.kube.client import api_client
+from policy_scheduler.kube.client.kubeconfig import api_client
 from policy_scheduler.kube.metrics import SchedulerMetrics
 from policy_scheduler.kube.options import SchedulerConfiguration, configuration_from_flags
 from policy_scheduler.kube.serving import Endpoints, HealthChecks, serving_options_from_flags

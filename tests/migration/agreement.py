@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from policy_scheduler.kube.rest import ApiError, RestClient
+from policy_scheduler.kube.client.rest import ApiError, RestClient
 from tests.kube.daemon import node, pod, wait_until
 from tests.kube.envtest import EnvtestServer
 from tests.kube.reference import ReferenceScheduler
