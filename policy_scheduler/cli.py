@@ -597,13 +597,13 @@ def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, ku
 
 # -- the daemon -------------------------------------------------------------------------------------
 def _run_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
-    from .kube.flags import run_flags
+    from .kube.config.flags import run_flags
 
     return run_flags(fn)
 
 
 def _run_context() -> dict[str, Any]:
-    from .kube.flags import RUN_CONTEXT_SETTINGS
+    from .kube.config.flags import RUN_CONTEXT_SETTINGS
 
     return dict(RUN_CONTEXT_SETTINGS)
 
@@ -632,10 +632,10 @@ def run(run_verbosity: int | None, bind_workers: int, volume_bind_timeout: float
     import signal
 
     from .features import FeatureGates
+    from .kube.config.gosyntax import parse_go_duration
+    from .kube.config.options import resolve_configuration
+    from .kube.config.serving_options import serving_options_from_flags
     from .kube.daemon import Daemon
-    from .kube.gosyntax import parse_go_duration
-    from .kube.options import resolve_configuration
-    from .kube.serving import serving_options_from_flags
 
     verbosity = run_verbosity if run_verbosity is not None else click.get_current_context().parent.params["verbosity"]
     _setup_daemon_logging(verbosity)

@@ -46,14 +46,15 @@ from .client.policy_configmap import get_policy_configmap
 from .client.reachability import Reachability
 from .client.rest import ApiError, RestClient
 from .client.version import server_line
+from .config.options import SchedulerConfiguration
+from .config.serving_options import ServingOptions
 from .eventhandlers import ListerHandler, NodeHandler, PodHandler
 from .events import WARNING, BackgroundWriter, EventRecorder, PodConditionUpdater, object_reference
 from .metrics import SchedulerMetrics
-from .options import SchedulerConfiguration
 from .preemption import PDBStore, Preemptor
 from .requeuer import Requeuer
 from .scheduler import BIND_WORKERS, SchedulingLoop
-from .serving import Endpoints, HealthChecks, ServingOptions
+from .serving import Endpoints, HealthChecks
 from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)

@@ -20,9 +20,10 @@ from cryptography import x509
 
 from policy_scheduler.errors import UserError
 from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.config.options import SchedulerConfiguration, configuration_from_flags
+from policy_scheduler.kube.config.serving_options import serving_options_from_flags
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.options import SchedulerConfiguration, configuration_from_flags
-from policy_scheduler.kube.serving import Endpoints, HealthChecks, serving_options_from_flags
+from policy_scheduler.kube.serving import Endpoints, HealthChecks
 from policy_scheduler.kube.serving.authz import PathMatcher
 from policy_scheduler.kube.serving.clientca import ConfigMapClientCA
 from policy_scheduler.kube.serving.selfsigned import self_signed

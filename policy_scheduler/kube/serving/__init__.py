@@ -3,6 +3,5 @@ authentication and authorization (delegated to the API server), and 1.9's plain-
 See ``docs/running.md`` ("Security")."""
 
 from .endpoints import Endpoints, HealthChecks
-from .options import ServingOptions, serving_options_from_flags
 
-__all__ = ["Endpoints", "HealthChecks", "ServingOptions", "serving_options_from_flags"]
+__all__ = ["Endpoints", "HealthChecks"]
