@@ -25,7 +25,6 @@ from ..config.gosyntax import split_host_port
 from ..config.options import SchedulerConfiguration
 from ..config.serving_options import ServingOptions
 from ..metrics import SchedulerMetrics
-from ..server import SchedulerServer
 from .authn import DelegatingAuthenticator, TokenReviewer, brief_error
 from .authz import DelegatingAuthorizer
 from .certificates import ServingCertificate
@@ -33,6 +32,7 @@ from .clientca import ConfigMapClientCA, FileClientCA
 from .guard import RequestGuard
 from .kubeclient import delegated_client
 from .selfsigned import default_serving_certificate
+from .server import SchedulerServer
 from .tlsaccept import TLSAcceptor, TLSContexts
 from .tlsconfig import openssl_ciphers, tls_version
 
