@@ -635,7 +635,7 @@ def run(run_verbosity: int | None, bind_workers: int, volume_bind_timeout: float
     from .kube.config.gosyntax import parse_go_duration
     from .kube.config.options import resolve_configuration
     from .kube.config.serving_options import serving_options_from_flags
-    from .kube.daemon import Daemon
+    from .kube.daemon.lifecycle import Daemon
 
     verbosity = run_verbosity if run_verbosity is not None else click.get_current_context().parent.params["verbosity"]
     _setup_daemon_logging(verbosity)
@@ -674,7 +674,7 @@ def _setup_daemon_logging(verbosity: int) -> None:
     root.handlers.clear()
     logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname).1s %(asctime)s %(name)s] %(message)s")
     if verbosity < 1:  # the loggers of the per-pod decision lines
-        for name in ("policy_scheduler.kube.scheduler", "policy_scheduler.scheduling.cycle"):
+        for name in ("policy_scheduler.kube.daemon.scheduler", "policy_scheduler.scheduling.cycle"):
             logging.getLogger(name).setLevel(logging.WARNING)
 
 

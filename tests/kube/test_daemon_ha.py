@@ -23,16 +23,16 @@ from typing import Any
 import pytest
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
-from policy_scheduler.kube.binder import BindOutcome
 from policy_scheduler.kube.client.rest import ApiError, RestClient
-from policy_scheduler.kube.leaderelection import (
+from policy_scheduler.kube.daemon.binder import BindOutcome
+from policy_scheduler.kube.daemon.leaderelection import (
     LEADER_ANNOTATION,
     LeaderElectionRecord,
     decode_annotation,
     decode_lease_spec,
 )
+from policy_scheduler.kube.daemon.scheduler import SchedulingLoop
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.scheduler import SchedulingLoop
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.queue import FIFO
 
@@ -46,7 +46,7 @@ LOCK_NAME = "policy-scheduler-ha"
 LOCK_NAMESPACE = "kube-system"
 PODS, POD_INTERVAL = 30, 0.2
 
-# "I 2024-05-01 10:00:00,123 policy_scheduler.kube.daemon] started leading: scheduling"
+# "I 2024-05-01 10:00:00,123 policy_scheduler.kube.daemon.lifecycle] started leading: scheduling"
 LOG_LINE = re.compile(r"^([A-Z]) (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (\S+)\] (.*)$")
 STARTED = "started leading: scheduling"
 LOST = "lost master"  # the daemon's own line, logged once the scheduling loop was told to stop

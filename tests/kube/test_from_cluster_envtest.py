@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from policy_scheduler.cli import main
 from policy_scheduler.kube.client.informer import served_resources
 from policy_scheduler.kube.client.snapshot import read_cluster_snapshot
-from policy_scheduler.kube.daemon import RESOURCES
+from policy_scheduler.kube.daemon.lifecycle import RESOURCES
 from policy_scheduler.model.volumes import ANN_MIGRATED_PLUGINS
 
 from .daemon import Cluster, node, pod

@@ -15,7 +15,7 @@ import pytest
 
 from policy_scheduler.errors import UserError
 from policy_scheduler.kube.client.rest import ApiError
-from policy_scheduler.kube.leaderelection import (
+from policy_scheduler.kube.daemon.leaderelection import (
     LEADER_ANNOTATION,
     LeaderElectionConfig,
     LeaderElectionRecord,
@@ -309,7 +309,7 @@ def overwritten(apiserver, lock_type: str) -> None:
 
 
 def test_leader_loses_overwritten_lock(apiserver, caplog):
-    caplog.set_level(logging.INFO, logger="policy_scheduler.kube.leaderelection")
+    caplog.set_level(logging.INFO, logger="policy_scheduler.kube.daemon.leaderelection")
     run_parallel(*(
         (lambda lock_type=lock_type: overwritten(apiserver, lock_type))
         for lock_type in lock_types(apiserver.version)

@@ -8,12 +8,12 @@ import threading
 import pytest
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
-from policy_scheduler.kube.binder import BindOutcome
 from policy_scheduler.kube.client.reachability import read_until_answered
 from policy_scheduler.kube.client.rest import ApiError
+from policy_scheduler.kube.daemon.binder import BindOutcome
+from policy_scheduler.kube.daemon.requeuer import Requeuer
+from policy_scheduler.kube.daemon.scheduler import SchedulingLoop
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.requeuer import Requeuer
-from policy_scheduler.kube.scheduler import SchedulingLoop
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.queue import FIFO
 
