@@ -9,6 +9,7 @@ import threading
 import time
 from collections import Counter
 
+from benchmarks.harness.daemon import wait_until
 from policy_scheduler.kube.daemon.events import (
     NORMAL,
     WARNING,
@@ -16,8 +17,6 @@ from policy_scheduler.kube.daemon.events import (
     EventRecorder,
     object_reference,
 )
-
-from .daemon import wait_until
 
 
 def pod_ref(name: str) -> dict:

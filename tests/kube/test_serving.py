@@ -18,6 +18,8 @@ import pytest
 from click.testing import CliRunner
 from cryptography import x509
 
+from benchmarks.harness.daemon import free_port, wait_until
+from benchmarks.harness.pki import TestPKI, client_context
 from policy_scheduler.errors import UserError
 from policy_scheduler.kube.client.kubeconfig import api_client
 from policy_scheduler.kube.config.options import SchedulerConfiguration, configuration_from_flags
@@ -28,9 +30,6 @@ from policy_scheduler.kube.serving.authz import PathMatcher
 from policy_scheduler.kube.serving.clientca import ConfigMapClientCA
 from policy_scheduler.kube.serving.selfsigned import self_signed
 from policy_scheduler.kube.serving.ttlcache import TTLCache
-
-from .daemon import free_port, wait_until
-from .pki import TestPKI, client_context
 
 LOCALHOST = [ipaddress.ip_address("127.0.0.1")]
 

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from benchmarks.harness.daemon import pod, wait_until
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
 from policy_scheduler.kube.client.reachability import read_until_answered
 from policy_scheduler.kube.client.rest import ApiError
@@ -17,7 +18,6 @@ from policy_scheduler.kube.metrics import SchedulerMetrics
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.queue import FIFO
 
-from .daemon import pod, wait_until
 from .test_daemon_ha import _Engine
 
 KEY = "default/p"

@@ -1,4 +1,5 @@
-"""Real kube-apiserver + etcd for the daemon's tests, started through ``../shared/envtest/envtest.py``.
+"""Real kube-apiserver + etcd for the daemon's tests and the benchmarks, started through
+``../shared/envtest/envtest.py``.
 
 ``POLICY_SCHEDULER_ENVTEST`` names the assets' directory (default: ``../shared/envtest`` beside the
 repository). Without the assets the tests skip, saying how to provide them, unless
