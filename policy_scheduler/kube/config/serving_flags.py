@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from ..serving.tlsconfig import CIPHER_SUITES, TLS_VERSIONS
 from .serving_options import DEFAULT_ALWAYS_ALLOW_PATHS, SECURE_PORT
+from .tlsnames import CIPHER_SUITES, TLS_VERSIONS
 
 
 def _option(name: str, default: str, help: str, metavar: str = "string") -> Callable[[Any], Any]:

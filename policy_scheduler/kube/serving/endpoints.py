@@ -24,6 +24,7 @@ from ...errors import UserError
 from ..config.gosyntax import split_host_port
 from ..config.options import SchedulerConfiguration
 from ..config.serving_options import ServingOptions
+from ..config.tlsnames import openssl_ciphers, tls_version
 from ..metrics import SchedulerMetrics
 from .authn import DelegatingAuthenticator, TokenReviewer, brief_error
 from .authz import DelegatingAuthorizer
@@ -34,7 +35,6 @@ from .kubeclient import delegated_client
 from .selfsigned import default_serving_certificate
 from .server import SchedulerServer
 from .tlsaccept import TLSAcceptor, TLSContexts
-from .tlsconfig import openssl_ciphers, tls_version
 
 log = logging.getLogger(__name__)
 
