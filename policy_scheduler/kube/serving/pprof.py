@@ -1,6 +1,7 @@
 """``/debug/pprof/``: the Python counterparts of Go's pprof pages. ``goroutine`` dumps every thread's stack,
-``profile`` is a wall-clock sampling profiler over all threads answering folded stacks (for ``flamegraph.pl`` or
-speedscope), ``heap`` reports tracemalloc's top allocation sites (or, without tracing, live object counts by type).
+``profile`` is a wall-clock sampling profiler over all threads answering folded stacks (for ``flamegraph.pl``
+or speedscope), ``heap`` reports tracemalloc's top allocation sites (or, without tracing, live object counts
+by type).
 """
 
 from __future__ import annotations
