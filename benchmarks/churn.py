@@ -104,13 +104,13 @@ from benchmarks.faults import (  # noqa: E402
     stop_server,
     unbound_with_room,
 )
+from benchmarks.harness.daemon import wait_until  # noqa: E402
+from benchmarks.harness.envtest import EnvtestServer, assets_dir  # noqa: E402
 from benchmarks.perf_workloads import HOSTNAME_KEY, PodTemplate, node_object  # noqa: E402
 from benchmarks.scheduler_perf import ApiConnection, CreatorProcess, create_raw  # noqa: E402
 from benchmarks.throughput import percentile_ms  # noqa: E402
-from policy_scheduler.kube.client import api_client  # noqa: E402
-from policy_scheduler.kube.rest import ApiError, RestClient  # noqa: E402
-from tests.kube.daemon import wait_until  # noqa: E402
-from tests.kube.envtest import EnvtestServer, assets_dir  # noqa: E402
+from policy_scheduler.kube.client.kubeconfig import api_client  # noqa: E402
+from policy_scheduler.kube.client.rest import ApiError, RestClient  # noqa: E402
 
 REPLICASETS = 10
 RS_PATH = f"/apis/apps/v1/namespaces/{NAMESPACE}/replicasets"

@@ -37,9 +37,9 @@ from benchmarks.placement_hash import placement_hash  # noqa: E402
 from benchmarks.throughput import DEFAULT_PROVIDER, percentile_ms  # noqa: E402
 from benchmarks.throughput import run as run_offline  # noqa: E402
 from policy_scheduler.algorithm_source import from_provider  # noqa: E402
-from policy_scheduler.kube.client import api_client  # noqa: E402
-from policy_scheduler.kube.rest import ApiError, RestClient  # noqa: E402
-from policy_scheduler.kube.snapshot import read_cluster_snapshot  # noqa: E402
+from policy_scheduler.kube.client.kubeconfig import api_client  # noqa: E402
+from policy_scheduler.kube.client.rest import ApiError, RestClient  # noqa: E402
+from policy_scheduler.kube.client.snapshot import read_cluster_snapshot  # noqa: E402
 from policy_scheduler.offline.simulate import simulate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,8 +15,9 @@ PodPriority=true`` for PreemptionBasic) and the **modern** kube-scheduler 1.26 (
     two replicas with leader election on a Lease (lease 4 s, renew 3 s, retry 1 s; ours by its flags, the
     modern one by its configuration's ``leaderElection``); the leader is SIGKILLed ``--fault-at`` s into the burst.
 ``watch-cut``
-    the scheduler talks through a ``FaultProxy`` (``tests/kube/faultproxy.py``, plain http, in a child process of
-    its own) that cuts every open watch ``--cuts`` times (3), ``--cut-interval`` s (2) apart, from ``--fault-at``.
+    the scheduler talks through a ``FaultProxy`` (``benchmarks/harness/faultproxy.py``, plain http, in a child
+    process of its own) that cuts every open watch ``--cuts`` times (3), ``--cut-interval`` s (2) apart, from
+    ``--fault-at``.
 ``tight`` (SchedulingBasic pods only)
     ``--tight-nodes`` (50) nodes with room for exactly 40 pods each (allocatable pods 40, cpu 4), one pod already
     placed on each, ``--tight-pods`` (3000) pending pods created before the scheduler starts; the API server is
@@ -119,6 +120,19 @@ from kubernetes.utils import parse_quantity  # noqa: E402
 
 from benchmarks import perf_workloads  # noqa: E402
 from benchmarks.daemon_throughput import SCHEDULER_NAME, create_all, daemon_command, vm_hwm_mb  # noqa: E402
+from benchmarks.harness.daemon import wait_until  # noqa: E402
+from benchmarks.harness.envtest import EnvtestServer, assets_dir  # noqa: E402
+from benchmarks.harness.faultproxy import BINDING, FaultProxy  # noqa: E402
+from benchmarks.harness.leaderlock import (  # noqa: E402
+    LEASE,
+    LOCK_NAME,
+    LOCK_NAMESPACE,
+    RENEW,
+    RETRY,
+    LockWatcher,
+    current_holder,
+    lock_flags,
+)
 from benchmarks.perf_workloads import (  # noqa: E402
     HIGH_PRIORITY,
     HIGH_PRIORITY_CLASS,
@@ -130,22 +144,8 @@ from benchmarks.perf_workloads import (  # noqa: E402
     PodTemplate,
     node_object,
 )
-from policy_scheduler.kube.client import api_client  # noqa: E402
-from policy_scheduler.kube.rest import ApiError, RestClient  # noqa: E402
-from tests.kube.daemon import wait_until  # noqa: E402
-from tests.kube.envtest import EnvtestServer, assets_dir  # noqa: E402
-from tests.kube.faultproxy import FaultProxy  # noqa: E402
-from tests.kube.test_daemon import BINDING  # noqa: E402
-from tests.kube.test_daemon_ha import (  # noqa: E402
-    LEASE,
-    LOCK_NAME,
-    LOCK_NAMESPACE,
-    RENEW,
-    RETRY,
-    LockWatcher,
-    current_holder,
-    lock_flags,
-)
+from policy_scheduler.kube.client.kubeconfig import api_client  # noqa: E402
+from policy_scheduler.kube.client.rest import ApiError, RestClient  # noqa: E402
 
 SHAPES = ("SchedulingBasic", "PreemptionBasic")
 FAULTS = ("restart", "leader-kill", "watch-cut", "tight")

@@ -19,7 +19,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache  # noqa: E402
-from policy_scheduler.kube.eventhandlers import NodeHandler  # noqa: E402
+from policy_scheduler.kube.daemon.eventhandlers import NodeHandler  # noqa: E402
 from policy_scheduler.queue import FIFO  # noqa: E402
 
 

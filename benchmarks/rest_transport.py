@@ -1,7 +1,7 @@
 """CPU per API request: the daemon's keep-alive transport against the official client's REST layer.
 
 Starts an envtest API server (``--version``, 1.26), then POSTs ``--requests`` (1,500) core/v1 Events, as the
-daemon records ``Scheduled``, through :class:`~policy_scheduler.kube.rest.RestClient` twice: over
+daemon records ``Scheduled``, through :class:`~policy_scheduler.kube.client.rest.RestClient` twice: over
 ``kube/transport.py`` (what the daemon uses for request/reply calls) and over the ``kubernetes`` client's
 urllib3 pool manager (what it used before, and still uses for watches). Prints, for each, this process's CPU
 time per request (``time.process_time``) and the wall time per request, one request at a time.
@@ -22,8 +22,8 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.daemon_throughput import start_envtest, stop_envtest  # noqa: E402
-from policy_scheduler.kube.client import api_client  # noqa: E402
-from policy_scheduler.kube.rest import RestClient  # noqa: E402
+from policy_scheduler.kube.client.kubeconfig import api_client  # noqa: E402
+from policy_scheduler.kube.client.rest import RestClient  # noqa: E402
 
 EVENTS = "/api/v1/namespaces/default/events"
 

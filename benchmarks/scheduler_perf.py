@@ -144,6 +144,8 @@ from benchmarks.faults import (  # noqa: E402
     start_scheduler,
     stop_server,
 )
+from benchmarks.harness.daemon import wait_until  # noqa: E402
+from benchmarks.harness.envtest import EnvtestServer, assets_dir  # noqa: E402
 from benchmarks.perf_workloads import (  # noqa: E402
     HOSTNAME_KEY,
     MODERN_FIELD_WORKLOADS,
@@ -157,10 +159,8 @@ from benchmarks.perf_workloads import (  # noqa: E402
     Workload,
 )
 from benchmarks.throughput import percentile_ms  # noqa: E402
-from policy_scheduler.kube.client import api_client  # noqa: E402
-from policy_scheduler.kube.rest import ApiError, RestClient  # noqa: E402
-from tests.kube.daemon import wait_until  # noqa: E402
-from tests.kube.envtest import EnvtestServer, assets_dir  # noqa: E402
+from policy_scheduler.kube.client.kubeconfig import api_client  # noqa: E402
+from policy_scheduler.kube.client.rest import ApiError, RestClient  # noqa: E402
 
 MODES = ("backlog", "stream")
 SCALES = (500, 5000)

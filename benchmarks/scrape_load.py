@@ -44,10 +44,10 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 from benchmarks import faults  # noqa: E402
 from benchmarks import scheduler_perf as perf  # noqa: E402
 from benchmarks.faults import SchedulerProcess, Spawned, modern_config, ours_command, progress  # noqa: E402
-from policy_scheduler.kube.client import api_client  # noqa: E402
-from policy_scheduler.kube.rest import ApiError, RestClient  # noqa: E402
-from tests.kube.daemon import free_port  # noqa: E402
-from tests.kube.envtest import assets_dir  # noqa: E402
+from benchmarks.harness.daemon import free_port  # noqa: E402
+from benchmarks.harness.envtest import assets_dir  # noqa: E402
+from policy_scheduler.kube.client.kubeconfig import api_client  # noqa: E402
+from policy_scheduler.kube.client.rest import ApiError, RestClient  # noqa: E402
 
 NS = "default"
 ACCOUNT = "scraper"

@@ -291,7 +291,7 @@ def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: st
 
     meta = click.get_current_context().meta
     if from_cluster:
-        from .kube.snapshot import read_cluster_snapshot
+        from .kube.client.snapshot import read_cluster_snapshot
 
         snapshot = read_cluster_snapshot(kubeconfig=kubeconfig, context=context,
                                          validate=meta.get("policy_scheduler.validate", True),
@@ -572,7 +572,7 @@ def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, ku
 
     target = parse_target(to)
     if policy_configmap:  # the 1.10 precedence: a ConfigMap wins over a file given beside it
-        from .kube.policy_configmap import policy_configmap_source
+        from .kube.client.policy_configmap import policy_configmap_source
 
         source = policy_configmap_source(policy_configmap_namespace, policy_configmap, kubeconfig)
     else:
@@ -597,13 +597,13 @@ def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, ku
 
 # -- the daemon -------------------------------------------------------------------------------------
 def _run_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
-    from .kube.flags import run_flags
+    from .kube.config.flags import run_flags
 
     return run_flags(fn)
 
 
 def _run_context() -> dict[str, Any]:
-    from .kube.flags import RUN_CONTEXT_SETTINGS
+    from .kube.config.flags import RUN_CONTEXT_SETTINGS
 
     return dict(RUN_CONTEXT_SETTINGS)
 
@@ -632,10 +632,10 @@ def run(run_verbosity: int | None, bind_workers: int, volume_bind_timeout: float
     import signal
 
     from .features import FeatureGates
-    from .kube.daemon import Daemon
-    from .kube.gosyntax import parse_go_duration
-    from .kube.options import resolve_configuration
-    from .kube.serving import serving_options_from_flags
+    from .kube.config.gosyntax import parse_go_duration
+    from .kube.config.options import resolve_configuration
+    from .kube.config.serving_options import serving_options_from_flags
+    from .kube.daemon.lifecycle import Daemon
 
     verbosity = run_verbosity if run_verbosity is not None else click.get_current_context().parent.params["verbosity"]
     _setup_daemon_logging(verbosity)
@@ -674,7 +674,7 @@ def _setup_daemon_logging(verbosity: int) -> None:
     root.handlers.clear()
     logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname).1s %(asctime)s %(name)s] %(message)s")
     if verbosity < 1:  # the loggers of the per-pod decision lines
-        for name in ("policy_scheduler.kube.scheduler", "policy_scheduler.scheduling.cycle"):
+        for name in ("policy_scheduler.kube.daemon.scheduler", "policy_scheduler.scheduling.cycle"):
             logging.getLogger(name).setLevel(logging.WARNING)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api.types import ExtenderConfig
-from ..kube.gosyntax import format_go_duration
+from ..kube.config.gosyntax import format_go_duration
 
 #: A Policy's ``tlsConfig`` keys (restclient's Go field names) and v1's.
 V1_TLS_KEYS = {"Insecure": "insecure", "ServerName": "serverName", "CertFile": "certFile", "KeyFile": "keyFile",

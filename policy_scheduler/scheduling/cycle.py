@@ -5,7 +5,7 @@ executor to preempt (gate ``PodPriority``); on success it assumes the pod's late
 Reserve) and the pod itself on the chosen node, and clears the pod's nomination. What it decided comes back
 as a :class:`Decision`: the caller binds an assumed pod, and reports and re-queues a failed one.
 
-The daemon (:mod:`policy_scheduler.kube.scheduler`) calls it under the cache lock, with the API server
+The daemon (:mod:`policy_scheduler.kube.daemon.scheduler`) calls it under the cache lock, with the API server
 behind its binder and preemption executor; the offline commands (:mod:`policy_scheduler.offline.driver`)
 with an in-memory cluster, a binder that only records, and a virtual clock. Pure: no network, no threads,
 no clock but the one that times the algorithm.

@@ -19,7 +19,7 @@ from benchmarks.churn import (
     rss_figures,
 )
 from benchmarks.faults import Bind
-from tests.kube.envtest import require_assets
+from benchmarks.harness.envtest import require_assets
 
 
 def test_pods_a_third_owned_a_tenth_with_anti_affinity() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
+from benchmarks.harness.envtest import require_assets
 from benchmarks.rest_transport import main
-from tests.kube.envtest import require_assets
 
 
 def test_both_paths_post_and_print_their_cpu_per_request(capsys) -> None:

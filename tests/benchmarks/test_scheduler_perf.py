@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from benchmarks.faults import Bind, NodeState
+from benchmarks.harness.envtest import require_assets
 from benchmarks.perf_workloads import (
     CSI_DRIVER,
     DAEMON_TOLERATIONS,
@@ -35,7 +36,6 @@ from policy_scheduler.model.openapi import OpenAPIValidator, resolve_version
 from policy_scheduler.offline.simulate import simulate
 from policy_scheduler.offline.snapshot import Checks, load_objects
 from policy_scheduler.registry import DEFAULT_PROVIDER
-from tests.kube.envtest import require_assets
 
 GIB = 2.0**30
 

@@ -5,11 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from policy_scheduler.kube.client import api_client
-from policy_scheduler.kube.rest import RestClient
-
-from .envtest import POD_PRIORITY_ARGS, VERSIONS
-from .faultproxy import FaultProxy
+from benchmarks.harness.envtest import POD_PRIORITY_ARGS, VERSIONS
+from benchmarks.harness.faultproxy import FaultProxy
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.client.rest import RestClient
 
 
 @pytest.fixture(params=VERSIONS, ids=lambda v: f"k8s-{v}")

@@ -38,9 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from policy_scheduler.kube.rest import ApiError
-
-from .envtest import EnvtestServer, start_server
+from benchmarks.harness.envtest import EnvtestServer, start_server
+from policy_scheduler.kube.client.rest import ApiError
 
 REGISTRY = b"/registry/"
 #: Keys the API server itself keeps writing (its identity Lease is renewed every 10 s): never restored.

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from .daemon import LoggedProcess
-from .envtest import EnvtestServer, binary
+from benchmarks.harness.daemon import LoggedProcess
+from benchmarks.harness.envtest import EnvtestServer, binary
 
 REFERENCE_SCHEDULER = "reference-scheduler"
 

@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
-from .daemon import SCHEDULER, Cluster, DaemonProcess, LoggedProcess, node, pod, wait_until
-from .envtest import EnvtestServer
+from benchmarks.harness.daemon import SCHEDULER, Cluster, DaemonProcess, LoggedProcess, node, pod, wait_until
+from benchmarks.harness.envtest import EnvtestServer
+
 from .reference import REFERENCE_SCHEDULER, ReferenceScheduler
 
 LINES = ("1.26", "1.32", "1.36")

@@ -9,14 +9,11 @@ from collections.abc import Iterable
 
 import pytest
 
+from benchmarks.harness.daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
+from benchmarks.harness.faultproxy import FaultProxy
 from policy_scheduler.algorithm_source import from_provider
-from policy_scheduler.kube.snapshot import read_cluster_snapshot
+from policy_scheduler.kube.client.snapshot import read_cluster_snapshot
 from policy_scheduler.offline.simulate import simulate
-
-from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
-from .faultproxy import FaultProxy
-
-BINDING = r"/pods/[^/]+/binding$"
 
 
 @pytest.fixture

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness.daemon import Cluster, DaemonProcess, node, pod, wait_until
+from benchmarks.harness.faultproxy import FaultProxy
 from examples.extender.server import ExampleExtender, ExtenderServer, NodeLabels, kube_api
-
-from .daemon import Cluster, DaemonProcess, node, pod, wait_until
-from .faultproxy import FaultProxy
 
 BINDING = r"/binding$"
 

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from .daemon import Cluster, DaemonProcess, node, pod, wait_until
-from .envtest import VERSIONS, EnvtestServer, start_server
-from .faultproxy import FaultProxy
-from .test_daemon import BINDING, logged_binds, successful_binds
+from benchmarks.harness.daemon import Cluster, DaemonProcess, node, pod, wait_until
+from benchmarks.harness.envtest import VERSIONS, EnvtestServer, start_server
+from benchmarks.harness.faultproxy import BINDING, FaultProxy
+
+from .test_daemon import logged_binds, successful_binds
 
 PODS_WATCH = r"^/api/v1/pods$"  # the daemon's pod reflector: lists and watches all namespaces' pods
 Spawn = Callable[..., DaemonProcess]

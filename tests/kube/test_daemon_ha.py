@@ -22,31 +22,33 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.cache.scheduler_cache import SchedulerCache
-from policy_scheduler.kube.binder import BindOutcome
-from policy_scheduler.kube.leaderelection import (
-    LEADER_ANNOTATION,
-    LeaderElectionRecord,
-    decode_annotation,
-    decode_lease_spec,
+from benchmarks.harness.daemon import Cluster, DaemonProcess, node, pod, wait_until
+from benchmarks.harness.envtest import VERSIONS, EnvtestServer
+from benchmarks.harness.faultproxy import BINDING, FaultProxy
+from benchmarks.harness.leaderlock import (
+    LEASE,
+    LOCK_NAME,
+    LOCK_NAMESPACE,
+    RENEW,
+    RETRY,
+    LockWatcher,
+    current_holder,
+    lock_collection,
+    lock_flags,
 )
+from policy_scheduler.cache.scheduler_cache import SchedulerCache
+from policy_scheduler.kube.client.rest import ApiError, RestClient
+from policy_scheduler.kube.daemon.binder import BindOutcome
+from policy_scheduler.kube.daemon.scheduler import SchedulingLoop
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.rest import ApiError, RestClient
-from policy_scheduler.kube.scheduler import SchedulingLoop
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.queue import FIFO
 
-from .daemon import Cluster, DaemonProcess, node, pod, wait_until
-from .envtest import VERSIONS, EnvtestServer
-from .faultproxy import FaultProxy
-from .test_daemon import BINDING, logged_binds, successful_binds
+from .test_daemon import logged_binds, successful_binds
 
-LEASE, RENEW, RETRY = 4.0, 3.0, 1.0
-LOCK_NAME = "policy-scheduler-ha"
-LOCK_NAMESPACE = "kube-system"
 PODS, POD_INTERVAL = 30, 0.2
 
-# "I 2024-05-01 10:00:00,123 policy_scheduler.kube.daemon] started leading: scheduling"
+# "I 2024-05-01 10:00:00,123 policy_scheduler.kube.daemon.lifecycle] started leading: scheduling"
 LOG_LINE = re.compile(r"^([A-Z]) (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (\S+)\] (.*)$")
 STARTED = "started leading: scheduling"
 LOST = "lost master"  # the daemon's own line, logged once the scheduling loop was told to stop
@@ -61,89 +63,6 @@ def lock_cases() -> Iterator[Any]:
 
 def default_lock(version: str) -> str:
     return "endpoints" if version == "1.10" else "leases"
-
-
-# -- the lock object -----------------------------------------------------------------------------------
-
-
-def lock_flags(lock: str) -> list[str]:
-    return [
-        "--leader-elect-resource-lock", lock, "--lock-object-namespace", LOCK_NAMESPACE,
-        "--lock-object-name", LOCK_NAME, "--leader-elect-lease-duration", f"{LEASE:g}s",
-        "--leader-elect-renew-deadline", f"{RENEW:g}s", "--leader-elect-retry-period", f"{RETRY:g}s",
-    ]
-
-
-def lock_collection(lock: str) -> str:
-    if lock == "leases":
-        return f"/apis/coordination.k8s.io/v1/namespaces/{LOCK_NAMESPACE}/leases"
-    return f"/api/v1/namespaces/{LOCK_NAMESPACE}/{lock}"
-
-
-def record_of(lock: str, obj: dict[str, Any]) -> LeaderElectionRecord:
-    if lock == "leases":
-        return decode_lease_spec(obj.get("spec") or {})
-    text = (obj["metadata"].get("annotations") or {}).get(LEADER_ANNOTATION)
-    return decode_annotation(text) if text is not None else LeaderElectionRecord()
-
-
-def current_holder(rest: RestClient, lock: str) -> str:
-    try:
-        return record_of(lock, rest.get(f"{lock_collection(lock)}/{LOCK_NAME}")).holder_identity
-    except ApiError as e:
-        if e.not_found:
-            return ""
-        raise
-
-
-class LockWatcher:
-    """Watches the lock object and keeps every holder change as (wall time seen, holder identity)."""
-
-    def __init__(self, rest: RestClient, lock: str) -> None:
-        self.rest = rest
-        self.lock = lock
-        self.changes: list[tuple[float, str]] = []
-        self._stream: Any = None
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="lock-watcher", daemon=True)
-
-    def start(self) -> LockWatcher:
-        self._query: dict[str, str] = {"fieldSelector": f"metadata.name={LOCK_NAME}"}
-        listed = self.rest.get(lock_collection(self.lock), self._query)
-        for item in listed["items"] or ():
-            self._seen(item)
-        if listed["metadata"].get("resourceVersion"):
-            self._query["resourceVersion"] = listed["metadata"]["resourceVersion"]
-        self._thread.start()
-        return self
-
-    def _seen(self, obj: dict[str, Any]) -> None:
-        holder = record_of(self.lock, obj).holder_identity
-        if not self.changes or self.changes[-1][1] != holder:
-            self.changes.append((time.time(), holder))
-        self._query["resourceVersion"] = obj["metadata"]["resourceVersion"]
-
-    def _run(self) -> None:
-        while not self._stopped.is_set():
-            try:
-                self._stream = self.rest.watch(lock_collection(self.lock), self._query, read_timeout=120)
-                for event in self._stream:
-                    if event["type"] in ("ADDED", "MODIFIED"):
-                        self._seen(event["object"])
-            except ApiError:
-                self._stopped.wait(0.2)
-
-    def holders(self) -> list[str]:
-        return [holder for _, holder in self.changes]
-
-    def first_seen(self, holder: str) -> float:
-        return next(t for t, h in self.changes if h == holder)
-
-    def stop(self) -> None:
-        self._stopped.set()
-        if self._stream is not None:
-            self._stream.close()
-        self._thread.join(timeout=5)
 
 
 # -- pods, daemons, logs -----------------------------------------------------------------------------

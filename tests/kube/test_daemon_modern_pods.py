@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.rest import MERGE_PATCH
+from benchmarks.harness.daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
+from policy_scheduler.kube.client.rest import MERGE_PATCH
 
-from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
 from .reference import ReferenceScheduler
 
 #: The apiserver flags that keep the fields: gates (1.26 alpha) and dynamic resource allocation.

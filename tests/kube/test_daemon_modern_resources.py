@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from benchmarks.harness.daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
 from policy_scheduler.algorithm_source import from_provider
 from policy_scheduler.features import FeatureGates, Rules
-from policy_scheduler.kube.snapshot import read_cluster_snapshot
+from policy_scheduler.kube.client.snapshot import read_cluster_snapshot
 from policy_scheduler.offline.simulate import simulate
 
-from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
 from .reference import REFERENCE_SCHEDULER, ReferenceScheduler
 
 

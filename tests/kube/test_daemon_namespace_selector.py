@@ -4,9 +4,8 @@ pod until a cluster event moves it: here the namespace's update)."""
 
 from __future__ import annotations
 
-from policy_scheduler.kube.rest import MERGE_PATCH
-
-from .daemon import Cluster, DaemonProcess, node, pod, wait_until
+from benchmarks.harness.daemon import Cluster, DaemonProcess, node, pod, wait_until
+from policy_scheduler.kube.client.rest import MERGE_PATCH
 
 ZONE = "topology.kubernetes.io/zone"
 PRIORITY = ("--feature-gates", "PodPriority=true")

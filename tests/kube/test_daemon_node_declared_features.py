@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
+from benchmarks.harness.daemon import DaemonProcess, node
+from benchmarks.harness.envtest import EnvtestServer
 from policy_scheduler.errors import ObjectError
-from policy_scheduler.kube.rest import ApiError
+from policy_scheduler.kube.client.rest import ApiError
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.node_features import RESTART_ALL_CONTAINERS, USER_NAMESPACES_HOST_NETWORK
 from policy_scheduler.predicates.node_declared_features import ERR_REASON_UNSATISFIED_REQUIREMENTS
 
-from .daemon import DaemonProcess, node
-from .envtest import EnvtestServer
 from .side_by_side import (  # noqa: F401 - the *_fixture names: for pytest to find
     Pool,
     cluster_fixture,

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from policy_scheduler.kube.rest import MERGE_PATCH
+from benchmarks.harness.daemon import LoggedProcess
+from benchmarks.harness.envtest import EnvtestServer
+from policy_scheduler.kube.client.rest import MERGE_PATCH
 
-from .daemon import LoggedProcess
-from .envtest import EnvtestServer
 from .side_by_side import (  # noqa: F401 - the *_fixture names: for pytest to find
     Pool,
     cluster_fixture,

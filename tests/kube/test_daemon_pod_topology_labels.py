@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from .envtest import EnvtestServer
+from benchmarks.harness.envtest import EnvtestServer
+
 from .side_by_side import (  # noqa: F401 - the *_fixture names: for pytest to find
     cluster_fixture,
     expect_bound,

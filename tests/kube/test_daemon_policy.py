@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from .daemon import Cluster, DaemonProcess, node, pod, wait_until
+from benchmarks.harness.daemon import Cluster, DaemonProcess, node, pod, wait_until
 
 PACK = {"kind": "Policy", "apiVersion": "v1", "predicates": [{"name": "PodFitsResources"}],
         "priorities": [{"name": "MostRequestedPriority", "weight": 1}]}

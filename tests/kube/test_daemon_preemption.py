@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from policy_scheduler.kube.rest import RestClient
-
-from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
-from .envtest import EnvtestServer
-from .faultproxy import FaultProxy
+from benchmarks.harness.daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
+from benchmarks.harness.envtest import EnvtestServer
+from benchmarks.harness.faultproxy import FaultProxy
+from policy_scheduler.kube.client.rest import RestClient
 
 GATE = ("--feature-gates", "PodPriority=true")
 

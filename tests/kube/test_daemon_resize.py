@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from .daemon import DaemonProcess, pod
-from .envtest import EnvtestServer
+from benchmarks.harness.daemon import DaemonProcess, pod
+from benchmarks.harness.envtest import EnvtestServer
+
 from .side_by_side import (  # noqa: F401 - the *_fixture names: for pytest to find
     Pool,
     cluster_fixture,

@@ -16,9 +16,8 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from benchmarks.harness.daemon import Cluster, DaemonProcess, node, pod, wait_until
 from policy_scheduler.cli import main
-
-from .daemon import Cluster, DaemonProcess, node, pod, wait_until
 
 ZONE = "failure-domain.beta.kubernetes.io/zone"
 GATES = ("--feature-gates", "PodPriority=true", "--rules", "1.9")

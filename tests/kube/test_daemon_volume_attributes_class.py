@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks.harness.envtest import EnvtestServer
+
 from .controllers import ControllerManager
-from .envtest import EnvtestServer
 from .side_by_side import (  # noqa: F401 - the *_fixture names: for pytest to find
     Pool,
     cluster_fixture,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .daemon import Cluster, DaemonProcess, node, pod, wait_until
+from benchmarks.harness.daemon import Cluster, DaemonProcess, node, pod, wait_until
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 HOSTNAME = "kubernetes.io/hostname"

@@ -25,11 +25,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchmarks.harness.envtest import ROOT, EnvtestServer, start_server
 from policy_scheduler.api import lint_policy, load_policy_file, load_policy_from_configmap
-from policy_scheduler.kube.client import api_client
-from policy_scheduler.kube.rest import MERGE_PATCH, ApiError, RestClient
-
-from .envtest import ROOT, EnvtestServer, start_server
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.client.rest import MERGE_PATCH, ApiError, RestClient
 
 DEPLOY = ROOT / "examples" / "deploy"
 MANIFESTS = ("serviceaccount.yaml", "rbac.yaml", "policy-configmap.yaml", "deployment.yaml",
@@ -642,8 +641,8 @@ def test_kube_scheduler_1_32_runs_the_migrated_configuration_with_this_rbac(tmp_
     """The manifests created on a real 1.32 API server; upstream's kube-scheduler 1.32 run with the ConfigMap's
     configuration and the ServiceAccount's token (a kubeconfig in place of in-cluster): it takes its own Lease,
     binds a pod that names it, leaves the others alone, and is refused nothing."""
-    from .daemon import LoggedProcess, free_port, node, pod, wait_until
-    from .envtest import assets_dir
+    from benchmarks.harness.daemon import LoggedProcess, free_port, node, pod, wait_until
+    from benchmarks.harness.envtest import assets_dir
 
     binary = assets_dir() / "1.32" / "bin" / "kube-scheduler"
     directory = tmp_path_factory.mktemp("envtest-migrated")

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from .daemon import Cluster, node, pod
-from .envtest import VERSIONS, EnvtestServer
+from benchmarks.harness.daemon import Cluster, node, pod
+from benchmarks.harness.envtest import VERSIONS, EnvtestServer
+
 from .envtest_pool import EnvtestPool
 
 

@@ -6,7 +6,7 @@ import copy
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
 from policy_scheduler.features import Rules
-from policy_scheduler.kube.eventhandlers import ListerHandler, NodeHandler, PodHandler
+from policy_scheduler.kube.daemon.eventhandlers import ListerHandler, NodeHandler, PodHandler
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.queue import FIFO, PriorityQueue
 
@@ -249,7 +249,7 @@ def test_a_bound_pod_scaled_down_by_its_status_moves_the_unschedulable_pods(capl
     handler.on_update(running, beat)
     assert queue.depth() == {"active": 0, "unschedulable": 1}
     done = resized_raw("big", "500m", "500m", "500m", "3")
-    with caplog.at_level("INFO", logger="policy_scheduler.kube.eventhandlers"):
+    with caplog.at_level("INFO", logger="policy_scheduler.kube.daemon.eventhandlers"):
         handler.on_update(beat, done)
     assert cpu(cache, "n1") == 500
     assert queue.depth() == {"active": 1, "unschedulable": 0}

@@ -9,9 +9,14 @@ import threading
 import time
 from collections import Counter
 
-from policy_scheduler.kube.events import NORMAL, WARNING, BackgroundWriter, EventRecorder, object_reference
-
-from .daemon import wait_until
+from benchmarks.harness.daemon import wait_until
+from policy_scheduler.kube.daemon.events import (
+    NORMAL,
+    WARNING,
+    BackgroundWriter,
+    EventRecorder,
+    object_reference,
+)
 
 
 def pod_ref(name: str) -> dict:
@@ -69,7 +74,7 @@ def test_an_event_the_server_refuses_is_counted_as_failed(apiserver):
 def test_a_full_queue_drops_with_one_line_when_it_starts_and_one_when_it_ends(caplog):
     writer = BackgroundWriter("events", workers=1, max_queue=2)  # not started yet: nothing drains the queue
     done: list[int] = []
-    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.events"):
+    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.daemon.events"):
         accepted = [writer.submit(lambda i=i: done.append(i)) for i in range(5)]
         assert accepted == [True, True, False, False, False]
         assert writer.dropped == 3

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.client import api_client
-from policy_scheduler.kube.rest import ApiError, RestClient, WatchStream
-
-from .faultproxy import FaultProxy
+from benchmarks.harness.faultproxy import FaultProxy
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.client.rest import ApiError, RestClient, WatchStream
 
 PODS = "/api/v1/namespaces/default/pods"
 

@@ -8,13 +8,12 @@ import json
 import yaml
 from click.testing import CliRunner
 
+from benchmarks.harness.daemon import Cluster, node, pod
 from policy_scheduler.cli import main
-from policy_scheduler.kube.daemon import RESOURCES
-from policy_scheduler.kube.informer import served_resources
-from policy_scheduler.kube.snapshot import read_cluster_snapshot
+from policy_scheduler.kube.client.informer import served_resources
+from policy_scheduler.kube.client.snapshot import read_cluster_snapshot
+from policy_scheduler.kube.daemon.lifecycle import RESOURCES
 from policy_scheduler.model.volumes import ANN_MIGRATED_PLUGINS
-
-from .daemon import Cluster, node, pod
 
 KINDS = (("nodes", "/api/v1/nodes"), ("pods", "/api/v1/pods"), ("services", "/api/v1/services"),
          ("replicasets", "/apis/apps/v1/replicasets"))

@@ -9,7 +9,7 @@ import pytest
 
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
 from policy_scheduler.features import Rules
-from policy_scheduler.kube.eventhandlers import PodHandler
+from policy_scheduler.kube.daemon.eventhandlers import PodHandler
 from policy_scheduler.queue import FIFO, PriorityQueue
 
 OURS = "policy-scheduler"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from policy_scheduler.kube.informer import SHARED_STRING_MAX, share_values, shared, trim
+from policy_scheduler.kube.client.informer import SHARED_STRING_MAX, share_values, shared, trim
 
 POD = {
     "kind": "Pod", "apiVersion": "v1",

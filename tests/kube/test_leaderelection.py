@@ -14,7 +14,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from policy_scheduler.errors import UserError
-from policy_scheduler.kube.leaderelection import (
+from policy_scheduler.kube.client.rest import ApiError
+from policy_scheduler.kube.daemon.leaderelection import (
     LEADER_ANNOTATION,
     LeaderElectionConfig,
     LeaderElectionRecord,
@@ -25,7 +26,6 @@ from policy_scheduler.kube.leaderelection import (
     make_lock,
     validate,
 )
-from policy_scheduler.kube.rest import ApiError
 
 # Short durations: a lost leader is replaced after ~3 s; renewals every 0.5 s, given up after 2 s.
 FAST = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.5}
@@ -309,7 +309,7 @@ def overwritten(apiserver, lock_type: str) -> None:
 
 
 def test_leader_loses_overwritten_lock(apiserver, caplog):
-    caplog.set_level(logging.INFO, logger="policy_scheduler.kube.leaderelection")
+    caplog.set_level(logging.INFO, logger="policy_scheduler.kube.daemon.leaderelection")
     run_parallel(*(
         (lambda lock_type=lock_type: overwritten(apiserver, lock_type))
         for lock_type in lock_types(apiserver.version)

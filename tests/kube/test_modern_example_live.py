@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
+from benchmarks.harness.daemon import Cluster, DaemonProcess, wait_until
 from policy_scheduler.algorithm_source import from_provider
-from policy_scheduler.kube.snapshot import read_cluster_snapshot
+from policy_scheduler.kube.client.snapshot import read_cluster_snapshot
 from policy_scheduler.offline.examples import modern_cluster_path
 from policy_scheduler.offline.simulate import simulate
 
-from .daemon import Cluster, DaemonProcess, wait_until
 from .test_daemon_modern_pods import MODERN_ARGS
 from .test_daemon_volumes import SELECTED_NODE, get_claim, provisioner_provisions
 

@@ -12,14 +12,14 @@ import yaml
 from click.testing import CliRunner
 
 from policy_scheduler.errors import UserError
-from policy_scheduler.kube.flags import RUN_CONTEXT_SETTINGS, run_flags
-from policy_scheduler.kube.gosyntax import (
+from policy_scheduler.kube.config.flags import RUN_CONTEXT_SETTINGS, run_flags
+from policy_scheduler.kube.config.gosyntax import (
     format_go_duration,
     parse_go_bool,
     parse_go_duration,
     split_host_port,
 )
-from policy_scheduler.kube.options import (
+from policy_scheduler.kube.config.options import (
     DEFAULT_FAILURE_DOMAINS,
     DEPRECATION_WARNING,
     FLAG_NAMES,
@@ -32,7 +32,7 @@ from policy_scheduler.kube.options import (
     load_config_file,
     resolve_configuration,
 )
-from policy_scheduler.kube.serving.options import (
+from policy_scheduler.kube.config.serving_options import (
     SERVING_FLAG_NAMES,
     ServingOptions,
     serving_options_from_flags,
@@ -372,7 +372,7 @@ def test_wrong_types_name_file_and_path(write, body, message):
 def test_unknown_fields_warn(write, caplog):
     path = write(HEADER + "bogus: 1\nleaderElection: {leaseDuration: 20s, extra: x}\n"
                           "algorithmSource: {policy: {file: {path: /p, other: 1}}}\n")
-    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.options"):
+    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.config.options"):
         config = load_config_file(path)
     assert config.leader_election.lease_duration == 20
     warnings = [record.getMessage() for record in caplog.records]
@@ -424,7 +424,7 @@ def test_unreadable_files(write, tmp_path):
 
 
 def test_no_flags_give_the_defaults_and_the_warning(caplog):
-    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.options"):
+    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.config.options"):
         assert configuration_from_flags() == SchedulerConfiguration()
     assert [record.getMessage() for record in caplog.records] == [DEPRECATION_WARNING]
     assert DEPRECATION_WARNING == "WARNING: all flags than --config are deprecated. Please begin using a config file ASAP."
@@ -528,7 +528,7 @@ def test_config_file_ignores_other_flags_except_master(write, caplog):
     path = write(EXAMPLE)
     flags = {"config": path, "master": "https://m:6443", "scheduler_name": "other", "port": 1, "leader_elect": False,
              "algorithm_provider": "X", "kubeconfig": "/other", "v": 3}
-    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.options"):
+    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.config.options"):
         config = resolve_configuration(flags)
     expected = load_config_file(path)
     expected.master = "https://m:6443"
@@ -537,7 +537,7 @@ def test_config_file_ignores_other_flags_except_master(write, caplog):
 
 
 def test_resolve_without_config_uses_the_flags(caplog):
-    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.options"):
+    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.config.options"):
         config = resolve_configuration({"config": "", "scheduler_name": "s", "port": -1, "unrelated": 1})
     assert config.scheduler_name == "s" and config.healthz_bind_address == ""
     assert DEPRECATION_WARNING in [record.getMessage() for record in caplog.records]

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from policy_scheduler.errors import UserError
-from policy_scheduler.kube.options import load_config_file, validate_configuration
+from policy_scheduler.kube.config.options import load_config_file, validate_configuration
 from tests.kube.test_options import EXAMPLE
 from tests.mutants import draw, field_paths, mutate
 

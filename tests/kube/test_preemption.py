@@ -11,9 +11,9 @@ import pytest
 from policy_scheduler.algorithm_source import from_provider
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
 from policy_scheduler.core.generic_scheduler import FitError, GenericScheduler
+from policy_scheduler.kube.client.rest import MERGE_PATCH, ApiError
+from policy_scheduler.kube.daemon.preemption import PDBStore, Preemptor, nomination_patch
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.preemption import PDBStore, Preemptor, nomination_patch
-from policy_scheduler.kube.rest import MERGE_PATCH, ApiError
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.queue import PriorityQueue

@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.client import api_client
-from policy_scheduler.kube.informer import Reflector
+from benchmarks.harness.daemon import wait_until
+from benchmarks.harness.faultproxy import FaultProxy
+from policy_scheduler.kube.client.informer import Reflector
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.client.reachability import Reachability
+from policy_scheduler.kube.client.rest import ApiError, RestClient
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.reachability import Reachability
-from policy_scheduler.kube.rest import ApiError, RestClient
-
-from .daemon import wait_until
-from .faultproxy import FaultProxy
 
 NODES = "/api/v1/nodes"
 

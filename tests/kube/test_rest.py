@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from policy_scheduler.kube.rest import ApiError, TokenBucket, status_error, url_template
+from policy_scheduler.kube.client.rest import ApiError, TokenBucket, status_error, url_template
 
 
 def test_burst_passes_at_once_then_qps_paces():

@@ -28,11 +28,11 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 
-from policy_scheduler.kube.rest import RestClient
+from benchmarks.harness.daemon import DaemonProcess, free_port, wait_until
+from benchmarks.harness.envtest import EnvtestServer
+from benchmarks.harness.pki import client_context, shared_pki
+from policy_scheduler.kube.client.rest import RestClient
 
-from .daemon import DaemonProcess, free_port, wait_until
-from .envtest import EnvtestServer
-from .pki import client_context, shared_pki
 from .reference import ReferenceScheduler
 
 LINES = ("1.26", "1.32", "1.36")

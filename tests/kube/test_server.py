@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 
 from policy_scheduler.kube.metrics import SCHEDULER_BUCKETS, SchedulerMetrics, microseconds
-from policy_scheduler.kube.server import SchedulerServer
+from policy_scheduler.kube.serving.server import SchedulerServer
 
 BUCKET_LABELS = [
     "1000.0", "2000.0", "4000.0", "8000.0", "16000.0", "32000.0", "64000.0", "128000.0", "256000.0",
@@ -276,7 +276,7 @@ def test_pprof_enabled(serve):
 
 
 def test_port_minus_one_disables(caplog):
-    caplog.set_level(logging.INFO, logger="policy_scheduler.kube.server")
+    caplog.set_level(logging.INFO, logger="policy_scheduler.kube.serving.server")
     server = SchedulerServer("127.0.0.1", -1, metrics=SchedulerMetrics(), configz=dict)
     server.start()
     assert not server.enabled

@@ -18,18 +18,18 @@ import pytest
 from click.testing import CliRunner
 from cryptography import x509
 
+from benchmarks.harness.daemon import free_port, wait_until
+from benchmarks.harness.pki import TestPKI, client_context
 from policy_scheduler.errors import UserError
-from policy_scheduler.kube.client import api_client
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.config.options import SchedulerConfiguration, configuration_from_flags
+from policy_scheduler.kube.config.serving_options import serving_options_from_flags
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.options import SchedulerConfiguration, configuration_from_flags
-from policy_scheduler.kube.serving import Endpoints, HealthChecks, serving_options_from_flags
+from policy_scheduler.kube.serving import Endpoints, HealthChecks
 from policy_scheduler.kube.serving.authz import PathMatcher
 from policy_scheduler.kube.serving.clientca import ConfigMapClientCA
 from policy_scheduler.kube.serving.selfsigned import self_signed
 from policy_scheduler.kube.serving.ttlcache import TTLCache
-
-from .daemon import free_port, wait_until
-from .pki import TestPKI, client_context
 
 LOCALHOST = [ipaddress.ip_address("127.0.0.1")]
 

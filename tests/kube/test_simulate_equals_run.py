@@ -20,9 +20,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from benchmarks.harness.daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
 from policy_scheduler.cli import main
 
-from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
 from .test_daemon_preemption import GATE, priority_class
 
 RUNNING = {"low-1": ("n1", "p10"), "low-2": ("n2", "p20"), "low-3": ("n3", "p30")}

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from .daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
+from benchmarks.harness.daemon import SCHEDULER, Cluster, DaemonProcess, node, pod, wait_until
+
 from .reference import ReferenceScheduler
 
 ZONE = "topology.kubernetes.io/zone"

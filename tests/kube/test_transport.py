@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from policy_scheduler.kube.transport import KeepAliveTransport, TransportError
+from policy_scheduler.kube.client.transport import KeepAliveTransport, TransportError
 
 TIMEOUT = (2.0, 2.0)
 Handler = Callable[[socket.socket, bytes], bool]  # (connection, request head+body) -> keep the connection open

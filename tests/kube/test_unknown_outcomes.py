@@ -7,17 +7,17 @@ import threading
 
 import pytest
 
+from benchmarks.harness.daemon import pod, wait_until
 from policy_scheduler.cache.scheduler_cache import SchedulerCache
-from policy_scheduler.kube.binder import BindOutcome
+from policy_scheduler.kube.client.reachability import read_until_answered
+from policy_scheduler.kube.client.rest import ApiError
+from policy_scheduler.kube.daemon.binder import BindOutcome
+from policy_scheduler.kube.daemon.requeuer import Requeuer
+from policy_scheduler.kube.daemon.scheduler import SchedulingLoop
 from policy_scheduler.kube.metrics import SchedulerMetrics
-from policy_scheduler.kube.reachability import read_until_answered
-from policy_scheduler.kube.requeuer import Requeuer
-from policy_scheduler.kube.rest import ApiError
-from policy_scheduler.kube.scheduler import SchedulingLoop
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.queue import FIFO
 
-from .daemon import pod, wait_until
 from .test_daemon_ha import _Engine
 
 KEY = "default/p"

@@ -24,9 +24,9 @@ from typing import Any
 
 import yaml
 
-from policy_scheduler.kube.rest import ApiError, RestClient
-from tests.kube.daemon import node, pod, wait_until
-from tests.kube.envtest import EnvtestServer
+from benchmarks.harness.daemon import node, pod, wait_until
+from benchmarks.harness.envtest import EnvtestServer
+from policy_scheduler.kube.client.rest import ApiError, RestClient
 from tests.kube.reference import ReferenceScheduler
 
 SCHEDULER_NAME = "migrated"

@@ -18,9 +18,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from benchmarks.harness.daemon import Cluster, node, pod, wait_until
 from policy_scheduler.cli import main
 
-from ..kube.daemon import Cluster, node, pod, wait_until
 from ..kube.reference import ReferenceScheduler
 
 MIGRATED = "migrated"

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from policy_scheduler.api import load_policy_file
 from policy_scheduler.cli import main
-from policy_scheduler.kube.gosyntax import parse_go_duration
+from policy_scheduler.kube.config.gosyntax import parse_go_duration
 
 ROOT = Path(__file__).resolve().parents[2]
 

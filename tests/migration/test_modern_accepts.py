@@ -23,10 +23,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from benchmarks.harness.daemon import Cluster, node, pod, wait_until
+from benchmarks.harness.envtest import EnvtestServer
 from policy_scheduler.cli import main
 from policy_scheduler.migration.versions import DECISIONS, POINTS, SCORE, parse_target
-from tests.kube.daemon import Cluster, node, pod, wait_until
-from tests.kube.envtest import EnvtestServer
 from tests.kube.reference import ConfigurationRefused, ReferenceScheduler, write_config_to
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from policy_scheduler.features import NEWEST_LINE, Rules, by_line, parse_line
-from policy_scheduler.kube.rest import ApiError
-from policy_scheduler.kube.snapshot import read_cluster_snapshot
-from policy_scheduler.kube.version import server_line
+from policy_scheduler.kube.client.rest import ApiError
+from policy_scheduler.kube.client.snapshot import read_cluster_snapshot
+from policy_scheduler.kube.client.version import server_line
 from policy_scheduler.offline.simulate import simulate
 from policy_scheduler.offline.snapshot import load_objects
 from policy_scheduler.predicates.read_write_once_pod import (

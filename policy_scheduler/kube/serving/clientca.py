@@ -18,7 +18,7 @@ from cryptography import x509
 from kubernetes import client
 
 from ...errors import UserError
-from ..rest import ApiError, RestClient, WatchStream
+from ..client.rest import ApiError, RestClient, WatchStream
 
 log = logging.getLogger(__name__)
 

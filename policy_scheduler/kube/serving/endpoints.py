@@ -21,20 +21,20 @@ from dataclasses import dataclass, field
 from kubernetes import client
 
 from ...errors import UserError
-from ..gosyntax import split_host_port
+from ..config.gosyntax import split_host_port
+from ..config.options import SchedulerConfiguration
+from ..config.serving_options import ServingOptions
+from ..config.tlsnames import openssl_ciphers, tls_version
 from ..metrics import SchedulerMetrics
-from ..options import SchedulerConfiguration
-from ..server import SchedulerServer
 from .authn import DelegatingAuthenticator, TokenReviewer, brief_error
 from .authz import DelegatingAuthorizer
 from .certificates import ServingCertificate
 from .clientca import ConfigMapClientCA, FileClientCA
 from .guard import RequestGuard
 from .kubeclient import delegated_client
-from .options import ServingOptions
 from .selfsigned import default_serving_certificate
+from .server import SchedulerServer
 from .tlsaccept import TLSAcceptor, TLSContexts
-from .tlsconfig import openssl_ciphers, tls_version
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UserError
-from ..gosyntax import parse_go_bool, parse_go_duration
+from .gosyntax import parse_go_bool, parse_go_duration
 
 SECURE_PORT = 10259  # kube-scheduler's since 1.23
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")

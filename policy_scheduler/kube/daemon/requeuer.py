@@ -12,12 +12,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..model.pod import Pod
-from ..queue import PodBackoff, SchedulingQueue, pod_key
+from ...model.pod import Pod
+from ...queue import PodBackoff, SchedulingQueue, pod_key
 
 # The scheduling loop's logger, as when this class lived in scheduler.py: its lines keep their name, and
 # ``--v`` (cli ``_setup_daemon_logging``) sets their level with the loop's.
-log = logging.getLogger("policy_scheduler.kube.scheduler")
+log = logging.getLogger("policy_scheduler.kube.daemon.scheduler")
 
 
 class Requeuer:

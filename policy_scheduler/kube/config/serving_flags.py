@@ -1,6 +1,6 @@
 """The serving flags on ``run``: upstream kube-scheduler's secure serving, authentication and authorization flags
 (names, defaults and help as upstream's), and ``--insecure-metrics``. Values arrive as strings or None ("not
-given"); :func:`.options.serving_options_from_flags` checks them."""
+given"); :func:`.serving_options.serving_options_from_flags` checks them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from .options import DEFAULT_ALWAYS_ALLOW_PATHS, SECURE_PORT
-from .tlsconfig import CIPHER_SUITES, TLS_VERSIONS
+from .serving_options import DEFAULT_ALWAYS_ALLOW_PATHS, SECURE_PORT
+from .tlsnames import CIPHER_SUITES, TLS_VERSIONS
 
 
 def _option(name: str, default: str, help: str, metavar: str = "string") -> Callable[[Any], Any]:

@@ -1,22 +1,14 @@
-"""The daemon's HTTP endpoints: ``/healthz``, ``/livez``, ``/readyz``, ``/metrics``, ``/configz`` and (opt-in)
-``/debug/pprof/``.
+"""The daemon's HTTP listener: ``/healthz``, ``/livez``, ``/readyz`` (:mod:`.healthz`), ``/metrics``, ``/configz``
+and (opt-in) ``/debug/pprof/`` (:mod:`.pprof`).
 
 One :class:`SchedulerServer` per listener. The daemon runs the secure one (HTTPS on ``--secure-port``, every
-request authenticated and authorized first: a ``tls`` acceptor and a ``guard``, :mod:`.serving`) and, when asked
+request authenticated and authorized first: a ``tls`` acceptor and a ``guard``, :mod:`.endpoints`) and, when asked
 for, 1.9's plain-HTTP port (``paths`` limits it to the health endpoints, and ``/metrics`` on request). Binding
 is retried until :meth:`SchedulerServer.stop`, as 1.9's ListenAndServe loop does.
-
-The health bodies follow the apiserver's healthz package (``/healthz``, ``/livez``, ``/readyz``, each with
-``?verbose`` and ``/<endpoint>/<check>``). The pprof pages are the Python
-counterparts of Go's: ``goroutine`` dumps every thread's stack, ``profile`` is a wall-clock sampling
-profiler over all threads answering folded stacks (for ``flamegraph.pl`` or speedscope), ``heap``
-reports tracemalloc's top allocation sites (or, without tracing, live object counts by type).
 """
 
 from __future__ import annotations
 
-import gc
-import html
 import json
 import logging
 import socket
@@ -25,43 +17,28 @@ import ssl
 import sys
 import threading
 import time
-import traceback
-import tracemalloc
-from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import CodeType, FrameType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from .metrics import SchedulerMetrics
+from ..metrics import SchedulerMetrics
+from . import pprof
+from .healthz import PING, TEXT, Check, aggregate, not_found, ping, single_check
 
 if TYPE_CHECKING:
-    from .serving.guard import RequestGuard
-    from .serving.tlsaccept import TLSAcceptor
+    from .guard import RequestGuard
+    from .tlsaccept import TLSAcceptor
 
 log = logging.getLogger(__name__)
 
 RETRY_INTERVAL = 5.0  # seconds between bind attempts, as 1.9's ListenAndServe loop
-PROFILE_SECONDS = 30  # Go's default for /debug/pprof/profile
-PROFILE_INTERVAL = 0.01  # seconds between stack samples
-PING = "ping"
 
-Check = Callable[[], str | None]
-
-_TEXT = "text/plain; charset=utf-8"
 _POLL_INTERVAL = 0.1  # serve_forever's shutdown latency
 _REQUEST_TIMEOUT = 60.0  # a connection that sends nothing is dropped after this long
 _STOP_GRACE = 2.0  # seconds stop() waits for in-flight requests before cutting their connections
 _MAX_CONNECTIONS = 128  # open connections beyond this are closed at once (each holds a thread)
-HEALTH_ENDPOINTS = ("healthz", "livez", "readyz")
-_HEAP_TOP = 50
-_PPROF_PAGES = {
-    "goroutine": "stack traces of all current threads",
-    "heap": "tracemalloc's top allocation sites (start with PYTHONTRACEMALLOC=1), else object counts by type",
-    "profile": "wall-clock sampling profile of all threads as folded stacks; ?seconds=N (default 30)",
-}
 
 
 class SchedulerServer:
@@ -104,7 +81,7 @@ class SchedulerServer:
         self.metrics = metrics
         self.configz = configz
         for name in self.endpoints:
-            self.endpoints[name] = {PING: _ping, **self.endpoints[name]}
+            self.endpoints[name] = {PING: ping, **self.endpoints[name]}
         self.profiling = profiling
         self.retry_interval = retry_interval
         self.tls = tls
@@ -199,7 +176,7 @@ class SchedulerServer:
         """None when the request may be answered; else the answer to send instead (404 off :attr:`paths`, the
         guard's refusal)."""
         if not self.serves(path):
-            return _not_found()
+            return not_found()
         if self.guard is None:
             return None
         refusal = self.guard.admit(method, path, authorization, peer_certificate)
@@ -209,65 +186,20 @@ class SchedulerServer:
         """Answer one GET: (status, content type, body)."""
         for endpoint, checks in self.endpoints.items():
             if path == f"/{endpoint}":
-                return self._aggregate(endpoint, checks, "verbose" in query)
+                return aggregate(endpoint, checks, "verbose" in query)
             if path.startswith(f"/{endpoint}/"):
-                return self._single_check(checks, path[len(endpoint) + 2 :])
+                return single_check(checks, path[len(endpoint) + 2 :])
         if path == "/metrics":
             body, content_type = self.metrics.exposition()
             return HTTPStatus.OK, content_type, body
         if path == "/configz":
             return HTTPStatus.OK, "application/json", json.dumps({"componentconfig": self.configz()}).encode()
         if self.profiling and path.startswith("/debug/pprof/"):
-            page = path[len("/debug/pprof/") :]
-            if page == "":
-                return HTTPStatus.OK, "text/html; charset=utf-8", _pprof_index().encode()
-            if page == "goroutine":
-                return HTTPStatus.OK, _TEXT, thread_stacks().encode()
-            if page == "profile":
-                return HTTPStatus.OK, _TEXT, self._profile(query).encode()
-            if page == "heap":
-                return HTTPStatus.OK, _TEXT, heap_report().encode()
-        return _not_found()
-
-    def _aggregate(self, endpoint: str, checks: Mapping[str, Check], verbose: bool) -> tuple[int, str, bytes]:
-        # healthz.go handleRootHealthz: any failure -> 500 listing every check with the reason withheld
-        # (the endpoint is public); ?verbose shows the reasons (1.9 withholds them there too).
-        lines: list[str] = []
-        failed = False
-        for name, check in checks.items():
-            reason = _run_check(name, check)
-            if reason is None:
-                lines.append(f"[+]{name} ok\n")
-            else:
-                failed = True
-                lines.append(f"[-]{name} failed: {reason if verbose else 'reason withheld'}\n")
-        if failed:
-            return (
-                HTTPStatus.INTERNAL_SERVER_ERROR,
-                _TEXT,
-                ("".join(lines) + f"{endpoint} check failed\n").encode(),
-            )
-        if not verbose:
-            return HTTPStatus.OK, _TEXT, b"ok"
-        return HTTPStatus.OK, _TEXT, ("".join(lines) + f"{endpoint} check passed\n").encode()
-
-    def _single_check(self, checks: Mapping[str, Check], name: str) -> tuple[int, str, bytes]:
-        check = checks.get(name)
-        if check is None:
-            return _not_found()
-        reason = _run_check(name, check)
-        if reason is None:
-            return HTTPStatus.OK, _TEXT, b"ok"
-        return HTTPStatus.INTERNAL_SERVER_ERROR, _TEXT, f"internal server error: {reason}\n".encode()
-
-    def _profile(self, query: dict[str, list[str]]) -> str:
-        try:
-            seconds = float(query.get("seconds", [""])[0])
-        except ValueError:
-            seconds = 0.0
-        if not seconds > 0:  # as Go: missing, unparsable or non-positive -> the default
-            seconds = PROFILE_SECONDS
-        return sample_profile(seconds, stop=self._stopping)
+            answer = pprof.page(path[len("/debug/pprof/") :], query, self._stopping)
+            if answer is not None:
+                content_type, text = answer
+                return HTTPStatus.OK, content_type, text.encode()
+        return not_found()
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -362,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
                 answer = owner.handle(url.path, parse_qs(url.query, keep_blank_values=True))
         except Exception as e:  # a failing callback answers 500, the server carries on
             log.exception("error serving %s", url.path)
-            answer = HTTPStatus.INTERNAL_SERVER_ERROR, _TEXT, f"{e}\n".encode()
+            answer = HTTPStatus.INTERNAL_SERVER_ERROR, TEXT, f"{e}\n".encode()
         status, content_type, body = answer
         self.send_response(status)
         self.send_header("Content-Type", content_type)
@@ -386,110 +318,3 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s - %s", self.address_string(), format % args)
-
-
-def _ping() -> str | None:
-    return None
-
-
-def _run_check(name: str, check: Check) -> str | None:
-    try:
-        return check()
-    except Exception as e:  # a raising check is a failing check
-        log.debug("healthz check %s raised", name, exc_info=True)
-        return f"{type(e).__name__}: {e}"
-
-
-def _not_found() -> tuple[int, str, bytes]:
-    return HTTPStatus.NOT_FOUND, _TEXT, b"404 page not found\n"
-
-
-def _pprof_index() -> str:
-    rows = "\n".join(
-        f'<tr><td><a href="{name}">{name}</a></td><td>{html.escape(text)}</td></tr>'
-        for name, text in _PPROF_PAGES.items()
-    )
-    return (
-        "<html><head><title>/debug/pprof/</title></head><body>\n"
-        "<h1>/debug/pprof/</h1>\n<table>\n" + rows + "\n</table>\n</body></html>\n"
-    )
-
-
-# -- profiling -------------------------------------------------------------------------------------
-
-
-def thread_stacks() -> str:
-    """Every Python thread's current stack (the ``goroutine?debug=2`` counterpart)."""
-    threads = {t.ident: t for t in threading.enumerate()}
-    out: list[str] = []
-    for ident, frame in sys._current_frames().items():
-        thread = threads.get(ident)
-        name = thread.name if thread is not None else "<unknown>"
-        daemon = " daemon" if thread is not None and thread.daemon else ""
-        out.append(f'Thread {ident} "{name}"{daemon}:\n')
-        out.extend(traceback.format_stack(frame))
-        out.append("\n")
-    return "".join(out)
-
-
-def sample_profile(
-    seconds: float, *, interval: float = PROFILE_INTERVAL, stop: threading.Event | None = None
-) -> str:
-    """Sample all threads' stacks every ``interval`` for ``seconds``; answer folded stacks.
-
-    One line per distinct stack, ``root;...;leaf count``, most frequent first; frames are
-    ``module.qualname``. Wall-clock: blocked threads are sampled too. The sampling thread itself is
-    left out. ``stop`` ends sampling early (the partial profile is returned).
-    """
-    me = threading.get_ident()
-    labels: dict[CodeType, str] = {}
-    counts: Counter[tuple[str, ...]] = Counter()
-    deadline = time.monotonic() + seconds
-    stop = stop or threading.Event()
-    while True:
-        for ident, frame in sys._current_frames().items():
-            if ident != me:
-                counts[_folded(frame, labels)] += 1
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or stop.wait(min(interval, remaining)):
-            break
-    return "".join(f"{';'.join(stack)} {n}\n" for stack, n in counts.most_common())
-
-
-def _folded(frame: FrameType | None, labels: dict[CodeType, str]) -> tuple[str, ...]:
-    stack: list[str] = []
-    while frame is not None:
-        code = frame.f_code
-        label = labels.get(code)
-        if label is None:
-            module = frame.f_globals.get("__name__", "?")
-            name = getattr(code, "co_qualname", code.co_name)
-            label = labels[code] = f"{module}.{name}".replace(";", ":").replace(" ", "_")
-        stack.append(label)
-        frame = frame.f_back
-    stack.reverse()
-    return tuple(stack)
-
-
-def heap_report() -> str:
-    """tracemalloc's top allocation sites when tracing, else how to enable it plus gc object counts."""
-    if tracemalloc.is_tracing():
-        snapshot = tracemalloc.take_snapshot().filter_traces(
-            (
-                tracemalloc.Filter(False, tracemalloc.__file__),
-                tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
-            )
-        )
-        stats = snapshot.statistics("lineno")
-        current, peak = tracemalloc.get_traced_memory()
-        out = [f"tracemalloc: {current} bytes traced now, peak {peak}; top {_HEAP_TOP} allocation sites:\n"]
-        out.extend(f"{stat}\n" for stat in stats[:_HEAP_TOP])
-        return "".join(out)
-    counts = Counter(type(o).__qualname__ for o in gc.get_objects())
-    out = [
-        "tracemalloc is not tracing: start the process with PYTHONTRACEMALLOC=1 (or -X tracemalloc) for "
-        "allocation sites.\n",
-        f"gc-tracked objects by type (top {_HEAP_TOP} of {len(counts)} types, {sum(counts.values())} objects):\n",
-    ]
-    out.extend(f"{n:>10} {name}\n" for name, n in counts.most_common(_HEAP_TOP))
-    return "".join(out)

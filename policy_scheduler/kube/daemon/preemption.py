@@ -40,20 +40,20 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.nominated import NOMINATED_NODE_ANNOTATION, nominated_node_of
-from ..errors import ObjectError, SchedulingError
-from ..model.disruption import PodDisruptionBudget
-from ..model.pod import Pod
-from ..queue import PodBackoff, pod_key
+from ...core.nominated import NOMINATED_NODE_ANNOTATION, nominated_node_of
+from ...errors import ObjectError, SchedulingError
+from ...model.disruption import PodDisruptionBudget
+from ...model.pod import Pod
+from ...queue import PodBackoff, pod_key
+from ..client.reachability import Reachability, read_until_answered
+from ..client.rest import MERGE_PATCH, ApiError, RestClient
+from ..metrics import SchedulerMetrics
 from .events import NORMAL, EventRecorder
-from .metrics import SchedulerMetrics
-from .reachability import Reachability, read_until_answered
-from .rest import MERGE_PATCH, ApiError, RestClient
 
 if TYPE_CHECKING:
-    from ..cache.scheduler_cache import SchedulerCache
-    from ..core.generic_scheduler import FitError, GenericScheduler
-    from ..queue import NominatingQueue
+    from ...cache.scheduler_cache import SchedulerCache
+    from ...core.generic_scheduler import FitError, GenericScheduler
+    from ...queue import NominatingQueue
     from .requeuer import Requeuer
 
 log = logging.getLogger(__name__)

@@ -50,6 +50,7 @@ HOP_BY_HOP = {
     "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding",
 }
 EXPIRED_MESSAGE = "too old resource version: 1 (2)"
+BINDING = r"/pods/[^/]+/binding$"  # a pod's binding subresource, for rules and counts
 
 
 def status_body(code: int, message: str = "", reason: str | None = None) -> dict[str, Any]:

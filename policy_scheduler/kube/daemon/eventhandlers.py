@@ -14,16 +14,16 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..cache.scheduler_cache import CacheCorrupted, CacheError, SchedulerCache
-from ..core.modern_pods import is_gated
-from ..errors import ObjectError
-from ..features import Rules
-from ..model.namespace import Namespace
-from ..model.node import Node
-from ..model.pod import Pod
-from ..model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
-from ..model.workloads import LabelSelectedController, ReplicationController, Service
-from ..queue import SchedulingQueue
+from ...cache.scheduler_cache import CacheCorrupted, CacheError, SchedulerCache
+from ...core.modern_pods import is_gated
+from ...errors import ObjectError
+from ...features import Rules
+from ...model.namespace import Namespace
+from ...model.node import Node
+from ...model.pod import Pod
+from ...model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from ...model.workloads import LabelSelectedController, ReplicationController, Service
+from ...queue import SchedulingQueue
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import threading
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
-from ..errors import UserError
+from ...errors import UserError
 
 # The client writes a kubeconfig's inline certificates to temporary files it caches by content, and records a
 # file's name before writing it: a second thread loading the same kubeconfig meanwhile gets an empty file (seen in

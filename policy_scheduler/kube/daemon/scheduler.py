@@ -8,7 +8,7 @@ the ``PodScheduled=False`` condition, and re-queues the pod after its back-off. 
 calls made by the preemption worker, which re-queues the pod once they are done.
 
 A bind whose outcome is unknown (no reply, a connection dropped, a 5xx) keeps the pod assumed on its node,
-its expiry not started: the bind worker reads the pod back once the API server answers (:mod:`.reachability`)
+its expiry not started: the bind worker reads the pod back once the API server answers (:mod:`..client.reachability`)
 and only an answer that says *not bound* forgets and re-queues it. While the server is known to be
 unreachable the loop pops nothing.
 
@@ -26,26 +26,26 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from ..cache.scheduler_cache import CacheError, SchedulerCache
-from ..core.extender import binder_for
-from ..core.generic_scheduler import GenericScheduler
-from ..core.modern_pods import is_gated
-from ..features import KubernetesLine
-from ..model.pod import Pod
-from ..predicates.volume_binder import (
+from ...cache.scheduler_cache import CacheError, SchedulerCache
+from ...core.extender import binder_for
+from ...core.generic_scheduler import GenericScheduler
+from ...core.modern_pods import is_gated
+from ...features import KubernetesLine
+from ...model.pod import Pod
+from ...predicates.volume_binder import (
     PodVolumes,
     VolumeBindingError,
     revert_assumed_pod_volumes,
 )
-from ..queue import SchedulingQueue
-from ..scheduling.cycle import SCHEDULER_ERROR, SchedulingCycle
+from ...queue import SchedulingQueue
+from ...scheduling.cycle import SCHEDULER_ERROR, SchedulingCycle
+from ..client.reachability import Reachability, read_until_answered
+from ..client.rest import ApiError
+from ..metrics import SchedulerMetrics, microseconds
 from .binder import Binder, BindOutcome, ExtenderBinder
 from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
-from .metrics import SchedulerMetrics, microseconds
 from .preemption import Preemptor
-from .reachability import Reachability, read_until_answered
 from .requeuer import Requeuer
-from .rest import ApiError
 from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)

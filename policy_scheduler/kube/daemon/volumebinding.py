@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..cache.scheduler_cache import SchedulerCache
-from ..model.pod import Pod
-from ..model.volumes import PersistentVolume, PersistentVolumeClaim
-from ..predicates.volume_binder import DEFAULT_BIND_TIMEOUT, PodVolumes, VolumeBindingError, check_bindings
-from .rest import ApiError, RestClient
+from ...cache.scheduler_cache import SchedulerCache
+from ...model.pod import Pod
+from ...model.volumes import PersistentVolume, PersistentVolumeClaim
+from ...predicates.volume_binder import DEFAULT_BIND_TIMEOUT, PodVolumes, VolumeBindingError, check_bindings
+from ..client.rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UserError
-from ..model.openapi import OpenAPIValidator, resolve_version
-from ..offline.snapshot import NO_CHECKS, Checks, Snapshot, load_objects
-from .client import api_client
+from ...errors import UserError
+from ...model.openapi import OpenAPIValidator, resolve_version
+from ...offline.snapshot import NO_CHECKS, Checks, Snapshot, load_objects
+from .kubeconfig import api_client
 from .rest import ApiError, RestClient
 from .version import server_line
 

@@ -1,5 +1,5 @@
 """The ``run`` command's flags: kube-scheduler 1.9's names, types, defaults and help texts (``cli.md`` §2),
-declared on a click command; :func:`policy_scheduler.kube.options.resolve_configuration` turns their
+declared on a click command; :func:`policy_scheduler.kube.config.options.resolve_configuration` turns their
 values into the configuration."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .options import (
     LeaderElectionConfiguration,
     SchedulerConfiguration,
 )
-from .serving.flags import serving_flags
+from .serving_flags import serving_flags
 
 
 def normalize_flag_name(name: str) -> str:
@@ -169,7 +169,7 @@ def run_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
     Defaults are the effective ones (``--leader-elect`` true, ``--address`` 0.0.0.0, ...); durations
     arrive as strings for :func:`configuration_from_flags`. Use with
     ``context_settings=RUN_CONTEXT_SETTINGS`` for the ``_`` → ``-`` normalisation. Upstream's serving
-    flags follow (:mod:`.serving.flags`): they are not 1.9's and apply with ``--config`` too.
+    flags follow (:mod:`.serving_flags`): they are not 1.9's and apply with ``--config`` too.
     """
     fn = serving_flags(fn)
     for option in reversed(_RUN_OPTIONS):

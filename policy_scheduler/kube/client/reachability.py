@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from .metrics import SchedulerMetrics
+from ..metrics import SchedulerMetrics
 from .rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import enum
 import logging
 
-from ..core.extender import SchedulerExtender
-from ..model.pod import Pod
-from .rest import ApiError, RestClient
+from ...core.extender import SchedulerExtender
+from ...model.pod import Pod
+from ..client.rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
 

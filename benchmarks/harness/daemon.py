@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from policy_scheduler.kube.rest import ApiError, RestClient
+from policy_scheduler.kube.client.rest import ApiError, RestClient
 
 from .pki import SCRAPER, client_context, shared_pki
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from ..features import KubernetesLine, parse_line
+from ...features import KubernetesLine, parse_line
 from .rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ Two ways to configure ``policy-scheduler run``, as in kube-scheduler 1.9:
 
 * ``--config <file>``: a ``componentconfig/v1alpha1`` ``KubeSchedulerConfiguration`` (YAML or JSON).
   The file alone defines the configuration; every other scheduler flag is ignored except ``--master``.
-* the deprecated flags (declared by :func:`policy_scheduler.kube.flags.run_flags`): defaults first, then the flags overwrite fields
+* the deprecated flags (declared by :func:`policy_scheduler.kube.config.flags.run_flags`): defaults first, then the flags overwrite fields
   (:func:`configuration_from_flags`), with the 1.9 warning
   ``WARNING: all flags than --config are deprecated. Please begin using a config file ASAP.``
 
@@ -22,7 +22,7 @@ Deliberate differences from 1.9.0 (``scheduler_loop.md`` §11, ``policy.md`` §6
 * ``--port=-1`` disables both the healthz and the metrics address (1.10): both become ``""``.
 * The insecure port is **off by default** (upstream removed it in 1.23): ``--port`` not given, and
   ``healthzBindAddress`` / ``metricsBindAddress`` absent or empty in the file, mean ``""``. When it is asked for
-  it serves only the health endpoints (:mod:`.serving.endpoints`); HTTPS on ``--secure-port`` serves the rest.
+  it serves only the health endpoints (:mod:`..serving.endpoints`); HTTPS on ``--secure-port`` serves the rest.
 * ``leases`` is accepted as a resource lock besides ``endpoints`` and ``configmaps``.
 * ``algorithmSource.policy`` with neither ``file`` nor ``configMap`` is an error (1.9 would build a
   scheduler from an empty Policy). With both, ``file`` wins (as 1.9) and a warning is logged.

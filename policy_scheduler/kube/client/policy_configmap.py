@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..algorithm_source import AlgorithmSource
-from ..api import load_policy_from_configmap
-from ..errors import UserError
-from .client import api_client
+from ...algorithm_source import AlgorithmSource
+from ...api import load_policy_from_configmap
+from ...errors import UserError
+from .kubeconfig import api_client
 from .rest import ApiError, RestClient
 
 

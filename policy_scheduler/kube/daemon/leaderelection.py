@@ -36,8 +36,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import UserError
-from .rest import ApiError, RestClient
+from ...errors import UserError
+from ..client.rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
 

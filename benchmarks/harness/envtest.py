@@ -1,4 +1,5 @@
-"""Real kube-apiserver + etcd for the daemon's tests, started through ``../shared/envtest/envtest.py``.
+"""Real kube-apiserver + etcd for the daemon's tests and the benchmarks, started through
+``../shared/envtest/envtest.py``.
 
 ``POLICY_SCHEDULER_ENVTEST`` names the assets' directory (default: ``../shared/envtest`` beside the
 repository). Without the assets the tests skip, saying how to provide them, unless
@@ -19,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.kube.client import api_client
-from policy_scheduler.kube.rest import RestClient
+from policy_scheduler.kube.client.kubeconfig import api_client
+from policy_scheduler.kube.client.rest import RestClient
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ("1.10", "1.26")

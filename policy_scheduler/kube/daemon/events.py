@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from ..features import NEWEST_LINE, KubernetesLine
-from ..model.pod import Pod, pod_condition
-from .rest import ApiError, RestClient
+from ...features import NEWEST_LINE, KubernetesLine
+from ...model.pod import Pod, pod_condition
+from ..client.rest import ApiError, RestClient
 
 log = logging.getLogger(__name__)
 

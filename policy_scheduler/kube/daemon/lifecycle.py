@@ -16,19 +16,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import __version__
-from ..algorithm_source import AlgorithmSource, from_policy_file, from_provider
-from ..api import load_policy_from_configmap
-from ..cache.scheduler_cache import CLEANUP_PERIOD, SchedulerCache
-from ..core.generic_scheduler import GenericScheduler
-from ..core.http_extender import HTTPExtenderFactory
-from ..core.modern_pods import SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
-from ..errors import UserError
-from ..features import FeatureGates
-from ..model.disruption import PodDisruptionBudget
-from ..model.pod import Pod
-from ..predicates.volume_binder import DEFAULT_BIND_TIMEOUT
-from ..queue import (
+from ... import __version__
+from ...algorithm_source import AlgorithmSource, from_policy_file, from_provider
+from ...api import load_policy_from_configmap
+from ...cache.scheduler_cache import CLEANUP_PERIOD, SchedulerCache
+from ...core.generic_scheduler import GenericScheduler
+from ...core.http_extender import HTTPExtenderFactory
+from ...core.modern_pods import SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
+from ...errors import UserError
+from ...features import FeatureGates
+from ...model.disruption import PodDisruptionBudget
+from ...model.pod import Pod
+from ...predicates.volume_binder import DEFAULT_BIND_TIMEOUT
+from ...queue import (
     NominatingQueue,
     PodBackoff,
     SchedulingQueue,
@@ -36,24 +36,25 @@ from ..queue import (
     new_scheduling_queue,
     pod_key,
 )
-from ..queue.three_queue import UNSCHEDULABLE_Q_TIME_INTERVAL
-from ..runtime import freeze_long_lived
+from ...queue.three_queue import UNSCHEDULABLE_Q_TIME_INTERVAL
+from ...runtime import freeze_long_lived
+from ..client.informer import Reflector, Resource, served_resources
+from ..client.kubeconfig import api_client
+from ..client.policy_configmap import get_policy_configmap
+from ..client.reachability import Reachability
+from ..client.rest import ApiError, RestClient
+from ..client.version import server_line
+from ..config.options import SchedulerConfiguration
+from ..config.serving_options import ServingOptions
+from ..metrics import SchedulerMetrics
+from ..serving import Endpoints, HealthChecks
 from . import leaderelection
 from .binder import Binder
-from .client import api_client
 from .eventhandlers import ListerHandler, NodeHandler, PodHandler
 from .events import WARNING, BackgroundWriter, EventRecorder, PodConditionUpdater, object_reference
-from .informer import Reflector, Resource, served_resources
-from .metrics import SchedulerMetrics
-from .options import SchedulerConfiguration
-from .policy_configmap import get_policy_configmap
 from .preemption import PDBStore, Preemptor
-from .reachability import Reachability
 from .requeuer import Requeuer
-from .rest import ApiError, RestClient
 from .scheduler import BIND_WORKERS, SchedulingLoop
-from .serving import Endpoints, HealthChecks, ServingOptions
-from .version import server_line
 from .volumebinding import VolumeBindingManager
 
 log = logging.getLogger(__name__)
