@@ -141,7 +141,7 @@ def _node_declared_features(args: PluginFactoryArgs):
     # Reads the node and the pod only; its vectorised form is exact for every pod.
     checker = new_node_declared_features_predicate(args)
     fast_preemption.declare(checker, fast_preemption.ignores_pods)
-    return fastpath.attach(checker, checker.form)
+    return fastpath.attach(checker, fast_predicates.node_declared_features(checker))
 
 
 def _pod_affinity(args: PluginFactoryArgs):

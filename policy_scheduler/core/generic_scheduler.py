@@ -38,13 +38,13 @@ from ..cache.cluster import ClusterState
 from ..cache.node_info import NodeInfo
 from ..errors import PredicateError, PriorityError, SchedulingError
 from ..fastpath import PlannedPriority, predicate_form, priority_plan
+from ..fastpath.columns import NodeColumns
 from ..fastpath.narrowing import named_candidates
 from ..fastpath.preemption import nominated_first_pass
 from ..fastpath.reasons import failed_on_every_node
 from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
-from .columns import NodeColumns
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
 from .fit_error import NO_NODES_AVAILABLE, FitError
 from .fit_error import fit_error_message as fit_error_message  # re-exported: its importers predate fit_error

@@ -64,7 +64,7 @@ from .victims import Victims, VictimSelection, lower_priority_pods, reprieve, vi
 if TYPE_CHECKING:
     from ..cache.cluster import ClusterState
     from ..cache.node_info import NodeInfo
-    from .columns import NodeColumns
+    from ..fastpath.columns import NodeColumns
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Vectorised forms of the built-in predicates and priorities.
 
-Each form computes, for every node at once over :class:`~policy_scheduler.core.columns.NodeColumns`,
+Each form computes, for every node at once over :class:`~policy_scheduler.fastpath.columns.NodeColumns`,
 exactly what the per-node reference function computes node by node; the per-node functions stay the
 reference (and the only path for ``explain`` and FitError reasons). A form returns ``None`` when it
 cannot guarantee the reference's outcome for this pod (an error is possible, or the input is unusual);

@@ -33,8 +33,8 @@ from ..predicates.node_selector import cluster_required_terms, pod_match_node_se
 from .preemption import dependence
 
 if TYPE_CHECKING:
-    from ..core.columns import NodeColumns
     from ..model.pod import Pod
+    from .columns import NodeColumns
 
 
 def required_node_names(pod: Pod) -> frozenset[str] | None:

@@ -24,8 +24,8 @@ from . import reasons_form
 
 if TYPE_CHECKING:
     from ..cache.node_info import NodeInfo
-    from ..core.columns import NodeColumns
     from ..model.pod import Pod
+    from .columns import NodeColumns
 
 
 def failed_on_every_node(
