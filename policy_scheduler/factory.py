@@ -20,6 +20,7 @@ from .cache.cluster import ClusterState
 from .core.extender import SchedulerExtender
 from .core.generic_scheduler import GenericScheduler, PodScoped
 from .errors import PolicyError
+from .fastpath.decision import VectorisedPath
 from .features import DEFAULT_FEATURE_GATES, FeatureGates
 from .registry import DEFAULT_PROVIDER, REGISTRY, Registry, RegistryError
 
@@ -49,7 +50,8 @@ def create_from_keys(
 ) -> GenericScheduler:
     """``CreateFromKeys``: resolve predicate and priority names and build the generic scheduler.
 
-    ``vectorized=False`` keeps the scheduler on the per-node reference path (for verification).
+    The scheduler is given the vectorised path (:class:`~policy_scheduler.fastpath.decision.VectorisedPath`);
+    ``vectorized=False`` keeps it on the per-node reference path (for verification).
     """
     weight = hard_pod_affinity_symmetric_weight
     if weight < 1 or weight > 100:
@@ -61,8 +63,9 @@ def create_from_keys(
     predicate_meta = reg.predicate_metadata_producer(args, reg) if reg.predicate_metadata_producer else None
     priority_meta = reg.priority_metadata_producer(args) if reg.priority_metadata_producer else None
     scoped = pod_scoped_algorithms(reg, args, predicates, prioritizers) if feature_gates.cluster_rules else []
+    fast_path = VectorisedPath(cluster) if vectorized else None
     return GenericScheduler(
-        cluster, predicates, prioritizers, predicate_meta, priority_meta, extenders, vectorized, pod_scoped=scoped
+        cluster, predicates, prioritizers, predicate_meta, priority_meta, extenders, fast_path, pod_scoped=scoped
     )
 
 

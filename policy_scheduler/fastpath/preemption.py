@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..model.disruption import PodDisruptionBudget
     from ..model.node import Node
     from ..model.pod import Pod
+    from .columns import NodeColumns
 
 DEPENDENCE = "preemption_dependence"
 
@@ -129,31 +130,31 @@ class VictimArithmetic:
     """``selectVictimsOnNode`` for one preemptor by arithmetic: built by :meth:`plan` (None when a
     predicate's verdict may depend on the pods in another way), asked per node by :meth:`select`."""
 
-    def __init__(self, scheduler: Any, pod: Pod, meta: Any, resources: int, checks: Sequence[Callable[..., Any]]) -> None:
+    def __init__(self, scheduler: Any, columns: NodeColumns, pod: Pod, meta: Any, resources: int,
+                 checks: Sequence[Callable[..., Any]]) -> None:
         self.pod = pod
         self.meta = meta
         self.resources = resources  # how many predicates add up requests (each gives the resources' reasons)
         self.request = pod_request(pod, meta)
         self.nominated = scheduler.nominated_pods
-        self.columns = scheduler.columns
+        self.columns = columns
         # Checks with a vectorised form are asked for every node at once (ANDed into one mask); the others
         # node by node.
         self.mask: np.ndarray | None = None
         self.per_node = []
-        if self.columns is not None:
-            self.columns.refresh()
+        columns.refresh()
         for check in dict.fromkeys(checks):
-            form = predicate_form(check) if self.columns is not None else None
-            mask = form(pod, meta, self.columns) if form is not None else None
+            form = predicate_form(check)
+            mask = form(pod, meta, columns) if form is not None else None
             if mask is None:
                 self.per_node.append(check)
             else:
                 self.mask = mask if self.mask is None else self.mask & mask
 
     @classmethod
-    def plan(cls, scheduler: Any, pod: Pod, meta: Any) -> VictimArithmetic | None:
+    def plan(cls, scheduler: Any, columns: NodeColumns, pod: Pod, meta: Any) -> VictimArithmetic | None:
         declared = declarations(scheduler, pod, meta)
-        return None if declared is None else cls(scheduler, pod, meta, *declared)
+        return None if declared is None else cls(scheduler, columns, pod, meta, *declared)
 
     def _checks_pass(self, info: NodeInfo) -> bool:
         """Every pod-independent check passes on the node; False also when unsure (a check errs, or the
@@ -219,7 +220,6 @@ class VictimArithmetic:
         """For every row of the columns, :data:`KEY_COLUMNS` of :meth:`_by_requests` without nominated pods:
         kept per class of preemptors (priority, request, budgets) and brought up to date on the rows whose pods
         changed, so a preemption costs the nodes that changed since the last one, not every node."""
-        assert self.columns is not None
         key = ("Victims", self.pod.priority, self.request.request_key(), self.resources, budgets_key(pdbs))
         infos = self.columns.infos
 
@@ -266,7 +266,6 @@ class VictimTable:
     def __init__(self, arithmetic: VictimArithmetic, potential: Sequence[Node], pdbs: Sequence[PodDisruptionBudget],
                  infos: Mapping[str, NodeInfo], reference: Callable[[NodeInfo | None], VictimSelection]) -> None:
         cols = arithmetic.columns
-        assert cols is not None
         self.arithmetic, self.pdbs, self.infos = arithmetic, pdbs, infos
         self.names = [n.name for n in potential]
         index = cols.index

@@ -242,7 +242,7 @@ def _reason(r):
 
 def check_forms_against_reference(scheduler, pod):
     """Every vectorised form equals its reference function on every node (candidates for priorities)."""
-    cols = scheduler.columns
+    cols = scheduler.fast_path.columns
     infos = scheduler.cluster.node_infos
     meta = scheduler.predicate_metadata_producer(pod, infos)
     algorithms = scheduler.algorithms_for(pod)
@@ -271,7 +271,7 @@ def check_forms_against_reference(scheduler, pod):
 
 def check_priority_forms(scheduler, pod, candidates):
     """Each priority form over ``candidates`` (rows) equals the reference map and reduce over those nodes."""
-    cols = scheduler.columns
+    cols = scheduler.fast_path.columns
     subset = [cols.nodes[int(i)] for i in candidates]
     pmeta = scheduler.priority_metadata_producer(pod, scheduler.cluster.node_infos)
     for config in scheduler.algorithms_for(pod).prioritizers:
@@ -280,18 +280,18 @@ def check_priority_forms(scheduler, pod, candidates):
         if scores is None:
             continue
         try:
-            want = [hp.score for hp in scheduler._run_priority(config, pod, pmeta, subset)]
+            want = [hp.score for hp in scheduler.run_priority(config, pod, pmeta, subset)]
         except PriorityError:
             raise AssertionError(f"{config.name}: form answered where the reference errors") from None
         scores = np.broadcast_to(scores, candidates.shape).tolist()  # an int: every candidate's score
         assert scores == want, (config.name, candidates.tolist(), scores, want)
-    for step in scheduler.algorithms_for(pod).priority_plan:
+    for step in scheduler.fast_path.plan(scheduler.algorithms_for(pod)).priorities:
         if len(step.configs) == 1:
             continue  # checked above
         # Merged forms (the request-based scores): their one array is the weighted sum of the references'.
         want = np.zeros(candidates.size, dtype=np.int64)
         for config in step.configs:
-            want += config.weight * np.array([hp.score for hp in scheduler._run_priority(config, pod, pmeta, subset)])
+            want += config.weight * np.array([hp.score for hp in scheduler.run_priority(config, pod, pmeta, subset)])
         scores = step.form(pod, pmeta, cols, candidates)
         assert scores.tolist() == want.tolist(), ([c.name for c in step.configs], candidates.tolist())
 
@@ -302,7 +302,7 @@ def test_vectorized_path_matches_reference(scenario, kind):
     node_list, existing, pending = scenario
     fast = build(kind, build_cluster(node_list, existing), vectorized=True)
     reference = build(kind, build_cluster(node_list, existing), vectorized=False)
-    assert fast.columns is not None and reference.columns is None
+    assert fast.fast_path is not None and reference.fast_path is None
     for raw in pending:
         pod = Pod(raw)
         check_forms_against_reference(fast, pod)
