@@ -12,19 +12,20 @@ reasons counted at once. Preemption asks it for victims by arithmetic (:mod:`.pr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..algorithm import FitPredicate
+from ..algorithm import FitPredicate, PriorityConfig
 from ..cache.cluster import ClusterState
 from ..core.fit_error import FitError
 from ..core.nominated import nominated_elsewhere
 from ..errors import PredicateError, PriorityError
-from . import PlannedPriority, predicate_form, priority_plan
+from . import PlannedPriority, priority_plan
 from .columns import NodeColumns
+from .forms import Forms
 from .narrowing import named_candidates
 from .preemption import VictimArithmetic, VictimTable, nominated_first_pass
 from .reasons import failed_on_every_node
@@ -41,19 +42,35 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Plan:
     """One set of predicates and priorities (a scheduler's :class:`Algorithms`) as the vectorised path runs them:
-    each predicate with its form (None: node by node), the priorities as steps of the weighted sum."""
+    each predicate, in evaluation order, with its bound record (None: it has none, and runs node by node), the
+    priorities as steps of the weighted sum."""
 
-    predicates: list[tuple[FitPredicate, Any]]
+    predicates: list[tuple[FitPredicate, Forms | None]]
     priorities: list[PlannedPriority]
 
 
 class VectorisedPath:
-    """The fast path of one scheduler: its node columns (kept in step with ``cluster``) and the plan of each set of
-    predicates and priorities it has been asked about."""
+    """The fast path of one scheduler: its node columns (kept in step with ``cluster``), the records of its
+    predicates and priorities by name (:class:`~.forms.Forms`, bound to what the scheduler's were built as), and
+    the plan of each set of them it has been asked about."""
 
-    def __init__(self, cluster: ClusterState) -> None:
+    def __init__(self, cluster: ClusterState, predicates: Mapping[str, Forms] | None = None,
+                 priorities: Mapping[str, Forms] | None = None) -> None:
         self.columns = NodeColumns(cluster)
+        self.predicate_records = dict(predicates or {})
+        self.priority_records = dict(priorities or {})
         self._plans: dict[int, tuple[Algorithms, Plan]] = {}
+
+    def predicate_record(self, name: str, predicate: FitPredicate) -> Forms | None:
+        """The bound record of the predicate ``name`` (None: none, or not bound to this predicate)."""
+        forms = self.predicate_records.get(name)
+        return forms if forms is not None and forms.reference is predicate else None
+
+    def priority_record(self, config: PriorityConfig) -> Forms | None:
+        """The bound record of a built priority (None: none, or not bound to this one)."""
+        forms = self.priority_records.get(config.name)
+        reference = config.function if config.function is not None else config.map
+        return forms if forms is not None and forms.reference is reference else None
 
     def close(self) -> None:
         """Stop following the cache (the scheduler was replaced)."""
@@ -63,8 +80,8 @@ class VectorisedPath:
         """The forms of ``algorithms``' predicates and priorities (made once per set)."""
         kept = self._plans.get(id(algorithms))
         if kept is None or kept[0] is not algorithms:
-            plan = Plan([(p, predicate_form(p)) for _, p in algorithms.ordered_predicates],
-                        priority_plan(algorithms.prioritizers))
+            plan = Plan([(p, self.predicate_record(n, p)) for n, p in algorithms.ordered_predicates],
+                        priority_plan(algorithms.prioritizers, [self.priority_record(c) for c in algorithms.prioritizers]))
             kept = self._plans[id(algorithms)] = (algorithms, plan)
         return kept[1]
 
@@ -124,7 +141,7 @@ class VectorisedPath:
 
     def _filter(
         self, scheduler: GenericScheduler, pod: Pod
-    ) -> tuple[np.ndarray, list[tuple[FitPredicate, np.ndarray]], Any] | None:
+    ) -> tuple[np.ndarray, list[tuple[FitPredicate, Any, np.ndarray]], Any] | None:
         """The rows where the pod fits, each predicate's verdicts and the metadata; None when a predicate
         errs somewhere (the reference path then decides, and raises)."""
         cols = self.columns
@@ -132,13 +149,14 @@ class VectorisedPath:
         if not algorithms.predicates:
             return np.arange(len(cols.names)), [], None
         meta = scheduler.predicate_metadata_producer(pod, scheduler.cluster.node_infos)
-        named = named_candidates(pod, meta, cols, algorithms.predicates.values(), scheduler.pod_fits_on_node)
+        plan = self.plan(algorithms)
+        named = named_candidates(pod, meta, cols, plan.predicates, scheduler.pod_fits_on_node)
         if named is not None:
             return named, [], meta  # no other node can fit (see fastpath.narrowing)
         mask = np.ones(len(cols.names), dtype=bool)
         verdicts = []
-        for predicate, form in self.plan(algorithms).predicates:
-            fits = form(pod, meta, cols) if form is not None else None
+        for predicate, forms in plan.predicates:
+            fits = forms.vectorized(pod, meta, cols) if forms is not None and forms.vectorized is not None else None
             if fits is None:
                 fits = np.empty(len(cols.names), dtype=bool)
                 for i, info in enumerate(cols.infos):
@@ -146,20 +164,20 @@ class VectorisedPath:
                         fits[i] = predicate(pod, meta, info)[0]
                     except PredicateError:
                         return None
-            verdicts.append((predicate, fits))
+            verdicts.append((predicate, forms.reasons if forms is not None else None, fits))
             mask &= fits
-        if scheduler.nominated_pods is not None and not self._nominated_verdicts(scheduler, pod, meta, mask):
+        if scheduler.nominated_pods is not None and not self._nominated_verdicts(scheduler, plan, pod, meta, mask):
             return None
         return np.flatnonzero(mask), verdicts, meta
 
-    def _nominated_verdicts(self, scheduler: GenericScheduler, pod: Pod, meta: Any, mask: np.ndarray) -> bool:
+    def _nominated_verdicts(self, scheduler: GenericScheduler, plan: Plan, pod: Pod, meta: Any, mask: np.ndarray) -> bool:
         """Replace the vectorised verdict of each node holding nominated pods by the two-pass one (the first
         pass by arithmetic where the predicates allow, else the reference); False when a predicate errs there
         (the reference path then decides, and raises)."""
         cols = self.columns
         nominated_pods = scheduler.nominated_pods
         assert nominated_pods is not None
-        first_pass = nominated_first_pass(scheduler, pod, meta)
+        first_pass = nominated_first_pass(plan.predicates, pod, meta)
         for name in nominated_pods.nominated_nodes():
             i = cols.index.get(name)
             nominated = nominated_elsewhere(nominated_pods, pod, name) if i is not None else []
@@ -207,7 +225,7 @@ class VectorisedPath:
     # -- preemption ------------------------------------------------------------------------------
     def victims_by_arithmetic(self, scheduler: GenericScheduler, pod: Pod, meta: Any) -> VictimArithmetic | None:
         """``selectVictimsOnNode`` by arithmetic for ``pod`` (None when its predicates do not allow it)."""
-        return VictimArithmetic.plan(scheduler, self.columns, pod, meta)
+        return VictimArithmetic.plan(scheduler, self.columns, self._predicates(scheduler, pod), pod, meta)
 
     def victim_candidates(
         self, scheduler: GenericScheduler, pod: Pod, meta: Any, potential: Sequence[Node],
@@ -215,7 +233,10 @@ class VectorisedPath:
     ) -> VictimTable | None:
         """One preemption's candidates from the victim table (None when the arithmetic does not apply);
         ``reference`` decides every node the arithmetic leaves open."""
-        arithmetic = VictimArithmetic.plan(scheduler, self.columns, pod, meta)
+        arithmetic = VictimArithmetic.plan(scheduler, self.columns, self._predicates(scheduler, pod), pod, meta)
         if arithmetic is None:
             return None
         return VictimTable(arithmetic, potential, pdbs, scheduler.cluster.node_infos, reference)
+
+    def _predicates(self, scheduler: GenericScheduler, pod: Pod) -> list[tuple[FitPredicate, Forms | None]]:
+        return self.plan(scheduler.algorithms_for(pod)).predicates

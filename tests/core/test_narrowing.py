@@ -48,7 +48,8 @@ def rows(scheduler, raw: dict, rules: Rules = Rules.CLUSTER):
     pod = Pod(raw, rules)
     scheduler.fast_path.columns.refresh()
     meta = scheduler.predicate_metadata_producer(pod, scheduler.cluster.node_infos)
-    found = named_node_rows(pod, meta, scheduler.fast_path.columns, scheduler.algorithms_for(pod).predicates.values())
+    predicates = scheduler.fast_path.plan(scheduler.algorithms_for(pod)).predicates
+    found = named_node_rows(pod, meta, scheduler.fast_path.columns, predicates)
     return None if found is None else [scheduler.fast_path.columns.names[i] for i in found]
 
 

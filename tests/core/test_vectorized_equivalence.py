@@ -21,7 +21,7 @@ from policy_scheduler.cache.cluster import ClusterState
 from policy_scheduler.core.fit_error import FitError
 from policy_scheduler.errors import PredicateError, PriorityError, SchedulingError
 from policy_scheduler.factory import create_from_policy, create_from_provider
-from policy_scheduler.fastpath import predicate_form, priority_form, reasons_form
+from policy_scheduler.fastpath import priority_form
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.model.workloads import LabelSelectedController, ReplicationController, Service
@@ -241,13 +241,15 @@ def _reason(r):
 
 
 def check_forms_against_reference(scheduler, pod):
-    """Every vectorised form equals its reference function on every node (candidates for priorities)."""
+    """Every vectorised form equals its reference function on every node (candidates for priorities): the forms of
+    the records registered with the scheduler's predicates and priorities."""
     cols = scheduler.fast_path.columns
     infos = scheduler.cluster.node_infos
     meta = scheduler.predicate_metadata_producer(pod, infos)
     algorithms = scheduler.algorithms_for(pod)
     for name, predicate in algorithms.ordered_predicates:
-        form = predicate_form(predicate)
+        forms = scheduler.fast_path.predicate_record(name, predicate)
+        form = forms.vectorized if forms is not None else None
         mask = form(pod, meta, cols) if form else None
         if mask is None:
             continue
@@ -257,7 +259,7 @@ def check_forms_against_reference(scheduler, pod):
             except PredicateError:
                 raise AssertionError(f"{name}: form answered where the reference errors") from None
             assert bool(mask[i]) == want, (name, cols.names[i])
-        explain = reasons_form(predicate)
+        explain = forms.reasons
         if explain is not None:
             rows = np.flatnonzero(~mask)
             got = explain(pod, meta, cols, rows)  # counted at once, listed on demand: both must be the reference's
@@ -275,7 +277,7 @@ def check_priority_forms(scheduler, pod, candidates):
     subset = [cols.nodes[int(i)] for i in candidates]
     pmeta = scheduler.priority_metadata_producer(pod, scheduler.cluster.node_infos)
     for config in scheduler.algorithms_for(pod).prioritizers:
-        form = priority_form(config)
+        form = priority_form(config, scheduler.fast_path.priority_record(config))
         scores = form(pod, pmeta, cols, candidates) if form else None
         if scores is None:
             continue
