@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from ..model.disruption import PodDisruptionBudget
     from ..model.node import Node
     from ..model.pod import Pod
-    from .preemption import Candidates
-    from .victims import VictimSelection
+    from .victims import Victims, VictimSelection
 
 
 class VictimSelector(Protocol):
@@ -25,6 +24,20 @@ class VictimSelector(Protocol):
 
     def select(self, info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]) -> VictimSelection | None:
         """The node's victims (or why none make room), or None to let the reference decide."""
+        ...
+
+
+class VictimCandidates(Protocol):
+    """The nodes where evictions make room, as ``Preempt`` walks them: the pick, the picked node's victims, and
+    dropping a node an extender rejects."""
+
+    def pick(self) -> str | None:
+        ...
+
+    def victims(self, name: str) -> Victims:
+        ...
+
+    def drop(self, name: str) -> None:
         ...
 
 
@@ -43,7 +56,7 @@ class FastPath(Protocol):
     def victim_candidates(
         self, scheduler: Any, pod: Pod, meta: Any, potential: Sequence[Node], pdbs: Sequence[PodDisruptionBudget],
         reference: Callable[[NodeInfo | None], VictimSelection],
-    ) -> Candidates | None:
+    ) -> VictimCandidates | None:
         """One preemption's candidate nodes, picked as the reference picks them, or None (the reference then
         computes every node's victims); ``reference`` decides a node it cannot."""
         ...

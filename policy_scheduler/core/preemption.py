@@ -55,6 +55,7 @@ from ..predicates.reasons import (
 )
 from ..predicates.volume_binder import ERR_REASON_PV_NOT_EXIST
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested
+from .fast_path import FastPath, VictimCandidates
 from .fit_error import NO_NODES_AVAILABLE, FitError
 from .modern_pods import NOT_ELIGIBLE_PREEMPTION_NEVER, never_post_filter_message, never_preempts
 from .nominated import NominatedPodLister, nominated_elsewhere, nominated_node_of
@@ -63,7 +64,6 @@ from .victims import Victims, VictimSelection, lower_priority_pods, reprieve, vi
 if TYPE_CHECKING:
     from ..cache.cluster import ClusterState
     from ..cache.node_info import NodeInfo
-    from .fast_path import FastPath
 
 log = logging.getLogger(__name__)
 
@@ -392,6 +392,7 @@ def preempt(
         passes, why = node_passes_extenders_for_preemption(scheduler, pod, node_name, victims.pods)
         if passes:
             if detail:
+                assert isinstance(candidates, _EveryNode)  # with detail, every node's victims (_candidates)
                 candidates.record_losers(result.nodes)
             result.nodes[node_name] = NodePreemption(CHOSEN, victims=victims)
             result.node = node_name
@@ -410,18 +411,8 @@ def preempt(
     return result
 
 
-class Candidates(Protocol):
-    """The nodes where evictions make room, as ``Preempt`` walks them: the pick, the picked node's victims, and
-    dropping a node an extender rejects."""
-
-    def pick(self) -> str | None:
-        ...
-
-    def victims(self, name: str) -> Victims:
-        ...
-
-    def drop(self, name: str) -> None:
-        ...
+class Candidates(VictimCandidates, Protocol):
+    """:class:`~.fast_path.VictimCandidates` that also say why each other node lost (``explain``)."""
 
     def record_losers(self, outcomes: dict[str, NodePreemption]) -> None:
         ...
@@ -451,7 +442,7 @@ class _EveryNode:
 
 
 def _candidates(scheduler: PreemptingScheduler, pod: Pod, potential: Sequence[Node], pdbs: Sequence[PodDisruptionBudget],
-                outcomes: dict[str, NodePreemption] | None) -> Candidates:
+                outcomes: dict[str, NodePreemption] | None) -> Candidates | VictimCandidates:
     """Without ``outcomes`` (nobody reads why each node lost), the fast path's candidates when it has them
     (the vectorised one's victim table: the same pick, from victim keys kept per class of preemptors); else every
     node's victims."""

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..algorithm import FitPredicate, PluginFactoryArgs, PriorityConfig
-    from .preemption import Declaration
+    from ..model.pod import Pod
+
+
+#: A predicate's declaration for preemption's arithmetic: ``(its bound record, pod, meta) ->``
+#: :class:`~.preemption.Dependence` ``| None`` (None: "it depends on the pods on the node").
+Declaration = Callable[["Forms", "Pod", Any], Any]
 
 
 @dataclass(frozen=True, slots=True)

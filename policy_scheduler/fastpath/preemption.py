@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..model.node import Node
     from ..model.pod import Pod
     from .columns import NodeColumns
-    from .forms import Forms
+    from .forms import Declaration, Forms
 
 #: A check whose verdict no pod on the node changes: the predicate (or a part of it), and its vectorised form
 #: (None: asked node by node).
@@ -55,10 +55,6 @@ class Dependence:
 
     resources: bool = False
     checks: tuple[Check, ...] = ()
-
-
-#: A predicate's declaration: ``(its bound record, pod, meta) -> Dependence | None`` (None: "it depends").
-Declaration = Callable[["Forms", "Pod", Any], "Dependence | None"]
 
 
 def dependence(forms: Forms | None, pod: Pod, meta: Any) -> Dependence | None:
