@@ -9,9 +9,9 @@ concerns it) or reads only their summed requests and their number (PodFitsResour
 gives the same verdict whatever pods are on the node, so it is asked once; the second is arithmetic.
 
 Each predicate declares which kind it is for a given pod (the ``preemption`` of its name's record,
-:class:`.forms.Forms`, registered with the built-ins). A predicate without a declaration, or one whose declaration says "it depends" for this pod
-(host ports, volumes, affinity terms, topology spread, ServiceAffinity, any plugin), leaves the whole
-attempt to the reference. So does a node where the arithmetic cannot be sure (nominated pods with
+:class:`.forms.Forms`, registered with the built-ins). A predicate without a declaration, or one whose
+declaration says "it depends" for this pod (host ports, volumes, affinity terms, topology spread,
+ServiceAffinity, any plugin), leaves the whole attempt to the reference. So does a node where the arithmetic cannot be sure (nominated pods with
 affinity terms, a check that fails there). Where the preemptor does not fit even with its victims gone, every
 other check passed, so the reference's reasons are the resources' (once per predicate that adds them up).
 """
