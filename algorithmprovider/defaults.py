@@ -1,5 +1,7 @@
 """Registers every 1.9 predicate and priority and the two providers (upstream
-``algorithmprovider/defaults/defaults.go``).
+``algorithmprovider/defaults/defaults.go``), each name with the fast path's record of it
+(:class:`~policy_scheduler.fastpath.forms.Forms`: vectorised form, reasons form, the reduce a priority form
+includes, preemption's declaration) where it has one.
 
 Importing this module fills :data:`policy_scheduler.registry.REGISTRY` once; :func:`register_defaults`
 fills any other registry the same way (tests build fresh ones).
@@ -9,12 +11,21 @@ from __future__ import annotations
 
 import logging
 
-from policy_scheduler import fastpath
 from policy_scheduler.algorithm import PluginFactoryArgs, PriorityConfigFactory
 from policy_scheduler.fastpath import predicates as fast_predicates
 from policy_scheduler.fastpath import preemption as fast_preemption
 from policy_scheduler.fastpath import priorities as fast_priorities
 from policy_scheduler.fastpath import topology_spread as fast_topology_spread
+from policy_scheduler.fastpath.forms import Forms
+from policy_scheduler.fastpath.preemption import (
+    adds_up_requests,
+    has_affinity_terms,
+    has_host_ports,
+    has_topology_spread,
+    has_volumes,
+    ignores_pods,
+    ignores_pods_unless,
+)
 from policy_scheduler.features import FeatureGates
 from policy_scheduler.predicates import (
     PredicateMetadataFactory,
@@ -35,7 +46,6 @@ from policy_scheduler.predicates import (
 )
 from policy_scheduler.predicates.csi_limits import NAME as NODE_VOLUME_LIMITS
 from policy_scheduler.predicates.csi_limits import new_csi_limits_predicate
-from policy_scheduler.predicates.label_presence import NodeLabelChecker
 from policy_scheduler.predicates.node_declared_features import NAME as NODE_DECLARED_FEATURES
 from policy_scheduler.predicates.node_declared_features import new_node_declared_features_predicate
 from policy_scheduler.predicates.read_write_once_pod import NAME as READ_WRITE_ONCE_POD
@@ -67,109 +77,83 @@ DEFAULT_PROVIDER = "DefaultProvider"
 CLUSTER_AUTOSCALER_PROVIDER = "ClusterAutoscalerProvider"
 
 
-# Vectorised forms of the plain built-ins (the per-node functions stay the reference).
-for _reference, _form in (
-    (pod_fits_resources, fast_predicates.pod_fits_resources),
-    (pod_fits_host, fast_predicates.pod_fits_host),
-    (pod_fits_host_ports, fast_predicates.pod_fits_host_ports),
-    (pod_match_node_selector, fast_predicates.pod_match_node_selector),
-    (general_predicates, fast_predicates.general_predicates),
-    (check_node_condition, fast_predicates.check_node_condition),
-    (check_node_memory_pressure, fast_predicates.check_node_memory_pressure),
-    (check_node_disk_pressure, fast_predicates.check_node_disk_pressure),
-    (pod_tolerates_node_taints, fast_predicates.pod_tolerates_node_taints),
-    (no_disk_conflict, fast_predicates.no_disk_conflict),
-    (least_requested_priority_map, fast_priorities.least_requested),
-    (most_requested_priority_map, fast_priorities.most_requested),
-    (balanced_resource_allocation_map, fast_priorities.balanced_resource_allocation),
-    (calculate_node_prefer_avoid_pods_priority_map, fast_priorities.node_prefer_avoid_pods),
-):
-    fastpath.attach(_reference, _form)
-fastpath.attach_reasons(pod_fits_resources, fast_predicates.pod_fits_resources_reasons)
-fastpath.attach_reasons(general_predicates, fast_predicates.general_predicates_reasons)
-# What preemption's arithmetic may assume about each (fastpath.preemption); undeclared ones leave it to the reference.
-for _reference, _declaration in (
-    (pod_fits_resources, fast_preemption.adds_up_requests),
-    (general_predicates, fast_preemption.general_predicates),
-    (pod_fits_host, fast_preemption.ignores_pods),
-    (pod_fits_host_ports, fast_preemption.ignores_pods_unless(fast_preemption.has_host_ports)),
-    (pod_match_node_selector, fast_preemption.ignores_pods),
-    (check_node_condition, fast_preemption.ignores_pods),
-    (check_node_memory_pressure, fast_preemption.ignores_pods),
-    (check_node_disk_pressure, fast_preemption.ignores_pods),
-    (pod_tolerates_node_taints, fast_preemption.ignores_pods),
-    (no_disk_conflict, fast_preemption.ignores_pods_unless(fast_preemption.has_volumes)),
-    (NodeLabelChecker, fast_preemption.ignores_pods),
-):
-    fast_preemption.declare(_reference, _declaration)
-_UNLESS_VOLUMES = fast_preemption.ignores_pods_unless(fast_preemption.has_volumes)
-fastpath.attach(calculate_node_affinity_priority_map, fast_priorities.node_affinity, calculate_node_affinity_priority_reduce)
-fastpath.attach(compute_taint_toleration_priority_map, fast_priorities.taint_toleration, compute_taint_toleration_priority_reduce)
+# -- the fast path's records (the per-node functions stay the reference) ------------------------------
+# Preemption's arithmetic may assume what each declaration says (fastpath.preemption); a predicate without one
+# leaves preemption to the reference.
+_UNLESS_VOLUMES = ignores_pods_unless(has_volumes)
+
+POD_FITS_RESOURCES = Forms(vectorized=fast_predicates.pod_fits_resources,
+                           reasons=fast_predicates.pod_fits_resources_reasons, preemption=adds_up_requests)
+POD_FITS_HOST = Forms(vectorized=fast_predicates.pod_fits_host, preemption=ignores_pods)
+POD_FITS_HOST_PORTS = Forms(vectorized=fast_predicates.pod_fits_host_ports,
+                            preemption=ignores_pods_unless(has_host_ports))
+POD_MATCH_NODE_SELECTOR = Forms(vectorized=fast_predicates.pod_match_node_selector, preemption=ignores_pods)
+GENERAL_PREDICATES = Forms(vectorized=fast_predicates.general_predicates,
+                           reasons=fast_predicates.general_predicates_reasons,
+                           preemption=fast_preemption.general_predicates)
+CHECK_NODE_CONDITION = Forms(vectorized=fast_predicates.check_node_condition, preemption=ignores_pods)
+CHECK_NODE_MEMORY_PRESSURE = Forms(vectorized=fast_predicates.check_node_memory_pressure, preemption=ignores_pods)
+CHECK_NODE_DISK_PRESSURE = Forms(vectorized=fast_predicates.check_node_disk_pressure, preemption=ignores_pods)
+POD_TOLERATES_NODE_TAINTS = Forms(vectorized=fast_predicates.pod_tolerates_node_taints, preemption=ignores_pods)
+NO_DISK_CONFLICT = Forms(vectorized=fast_predicates.no_disk_conflict, preemption=_UNLESS_VOLUMES)
+#: A Policy's labelsPresence predicate (NodeLabelChecker) reads the node only.
+LABELS_PRESENCE = Forms(preemption=ignores_pods)
+
+LEAST_REQUESTED = Forms(vectorized=fast_priorities.least_requested)
+MOST_REQUESTED = Forms(vectorized=fast_priorities.most_requested)
+BALANCED_RESOURCE_ALLOCATION = Forms(vectorized=fast_priorities.balanced_resource_allocation)
+NODE_PREFER_AVOID_PODS = Forms(vectorized=fast_priorities.node_prefer_avoid_pods)
+NODE_AFFINITY = Forms(vectorized=fast_priorities.node_affinity, reduce=calculate_node_affinity_priority_reduce)
+TAINT_TOLERATION = Forms(vectorized=fast_priorities.taint_toleration, reduce=compute_taint_toleration_priority_reduce)
 
 
 def _volume_count(filter_name: str):
     def build(args: PluginFactoryArgs):
-        checker = new_max_pd_volume_count_predicate(filter_name, args)
-        return _volume_predicate(checker, fast_predicates.volume_count(checker))
+        return new_max_pd_volume_count_predicate(filter_name, args)
     return build
 
 
-def _volume_zone(args: PluginFactoryArgs):
-    checker = new_volume_zone_predicate(args)
-    return _volume_predicate(checker, fast_predicates.volume_zone(checker))
+def _volume_forms(form_of):
+    """A volume predicate's record: the form ``form_of(built checker, args)``; only a pod with volumes depends
+    on the pods on the node."""
+    return lambda checker, args: Forms(vectorized=form_of(checker, args), preemption=_UNLESS_VOLUMES)
 
 
-def _volume_binding(args: PluginFactoryArgs):
-    checker = new_volume_binding_predicate(args)
-    return _volume_predicate(checker, fast_predicates.volume_binding(args.feature_gates, checker))
+VOLUME_COUNT = _volume_forms(lambda checker, args: fast_predicates.volume_count(checker))
+VOLUME_ZONE = _volume_forms(lambda checker, args: fast_predicates.volume_zone(checker))
+VOLUME_BINDING = _volume_forms(lambda checker, args: fast_predicates.volume_binding(args.feature_gates, checker))
+NO_VOLUMES = Forms(vectorized=fast_predicates.no_volumes, preemption=_UNLESS_VOLUMES)  # ReadWriteOncePod, NodeVolumeLimits
 
 
-def _volume_predicate(predicate, form):
-    fast_preemption.declare(predicate, _UNLESS_VOLUMES)
-    return fastpath.attach(predicate, form)
-
-
-def _read_write_once_pod(args: PluginFactoryArgs):
-    return _volume_predicate(new_read_write_once_pod_predicate(args), fast_predicates.no_volumes)
-
-
-def _csi_limits(args: PluginFactoryArgs):
-    return _volume_predicate(new_csi_limits_predicate(args), fast_predicates.no_volumes)
-
-
-def _node_declared_features(args: PluginFactoryArgs):
+def _node_declared_features_forms(checker, args: PluginFactoryArgs) -> Forms:
     # Reads the node and the pod only; its vectorised form is exact for every pod.
-    checker = new_node_declared_features_predicate(args)
-    fast_preemption.declare(checker, fast_preemption.ignores_pods)
-    return fastpath.attach(checker, checker.form)
+    return Forms(vectorized=fast_predicates.node_declared_features(checker), preemption=ignores_pods)
 
 
-def _pod_affinity(args: PluginFactoryArgs):
-    checker = new_pod_affinity_predicate(args)
-    fast_preemption.declare(checker, fast_preemption.ignores_pods_unless(fast_preemption.has_affinity_terms))
-    return fastpath.attach(checker, fast_predicates.inter_pod_affinity(checker))
+def _pod_affinity_forms(checker, args: PluginFactoryArgs) -> Forms:
+    return Forms(vectorized=fast_predicates.inter_pod_affinity(checker), preemption=ignores_pods_unless(has_affinity_terms))
+
+
+def _pod_topology_spread_predicate_forms(predicate, args: PluginFactoryArgs) -> Forms:
+    return Forms(vectorized=fast_topology_spread.filter_form(args.feature_gates.cluster_rules),
+                 preemption=ignores_pods_unless(has_topology_spread))
 
 
 def _selector_spread(args: PluginFactoryArgs, services_only: bool = False):
-    map_fn, reduce_fn = new_selector_spread_priority(args, services_only=services_only)
-    fastpath.attach(map_fn, fast_priorities.selector_spread, reduce_fn)
-    return map_fn, reduce_fn
+    return new_selector_spread_priority(args, services_only=services_only)
 
 
-def _inter_pod_affinity(args: PluginFactoryArgs):
-    return fastpath.attach(new_inter_pod_affinity_priority(args), fast_priorities.inter_pod_affinity(args))
+def _selector_spread_forms(config, args: PluginFactoryArgs) -> Forms:
+    # The form includes the reduce the factory built.
+    return Forms(vectorized=fast_priorities.selector_spread, reduce=config.reduce)
 
 
-def _pod_topology_spread_predicate(args: PluginFactoryArgs):
-    form = fast_topology_spread.filter_form(args.feature_gates.cluster_rules)
-    predicate = new_pod_topology_spread_predicate(args)
-    fast_preemption.declare(predicate, fast_preemption.ignores_pods_unless(fast_preemption.has_topology_spread))
-    return fastpath.attach(predicate, form)
+def _inter_pod_affinity_forms(config, args: PluginFactoryArgs) -> Forms:
+    return Forms(vectorized=fast_priorities.inter_pod_affinity(args))
 
 
-def _pod_topology_spread_priority(args: PluginFactoryArgs):
-    form = fast_topology_spread.score_form(args.feature_gates.cluster_rules)
-    return fastpath.attach(new_pod_topology_spread_priority(args), form)
+def _pod_topology_spread_priority_forms(config, args: PluginFactoryArgs) -> Forms:
+    return Forms(vectorized=fast_topology_spread.score_form(args.feature_gates.cluster_rules))
 
 
 #: The modern cluster's PodTopologySpread (not a 1.9 name; in no provider): a Policy may name and weight
@@ -180,18 +164,18 @@ POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 
 def _default_predicates(reg: Registry) -> set[str]:
     return {
-        reg.register_fit_predicate_factory("NoVolumeZoneConflict", _volume_zone),
-        reg.register_fit_predicate_factory("MaxEBSVolumeCount", _volume_count("EBS")),
-        reg.register_fit_predicate_factory("MaxGCEPDVolumeCount", _volume_count("GCE")),
-        reg.register_fit_predicate_factory("MaxAzureDiskVolumeCount", _volume_count("AzureDisk")),
-        reg.register_fit_predicate_factory("MatchInterPodAffinity", _pod_affinity),
-        reg.register_fit_predicate("NoDiskConflict", no_disk_conflict),
-        reg.register_fit_predicate("GeneralPredicates", general_predicates),
-        reg.register_fit_predicate("CheckNodeMemoryPressure", check_node_memory_pressure),
-        reg.register_fit_predicate("CheckNodeDiskPressure", check_node_disk_pressure),
-        reg.register_mandatory_fit_predicate("CheckNodeCondition", check_node_condition),
-        reg.register_fit_predicate("PodToleratesNodeTaints", pod_tolerates_node_taints),
-        reg.register_fit_predicate_factory("CheckVolumeBinding", _volume_binding),
+        reg.register_fit_predicate_factory("NoVolumeZoneConflict", new_volume_zone_predicate, VOLUME_ZONE),
+        reg.register_fit_predicate_factory("MaxEBSVolumeCount", _volume_count("EBS"), VOLUME_COUNT),
+        reg.register_fit_predicate_factory("MaxGCEPDVolumeCount", _volume_count("GCE"), VOLUME_COUNT),
+        reg.register_fit_predicate_factory("MaxAzureDiskVolumeCount", _volume_count("AzureDisk"), VOLUME_COUNT),
+        reg.register_fit_predicate_factory("MatchInterPodAffinity", new_pod_affinity_predicate, _pod_affinity_forms),
+        reg.register_fit_predicate("NoDiskConflict", no_disk_conflict, NO_DISK_CONFLICT),
+        reg.register_fit_predicate("GeneralPredicates", general_predicates, GENERAL_PREDICATES),
+        reg.register_fit_predicate("CheckNodeMemoryPressure", check_node_memory_pressure, CHECK_NODE_MEMORY_PRESSURE),
+        reg.register_fit_predicate("CheckNodeDiskPressure", check_node_disk_pressure, CHECK_NODE_DISK_PRESSURE),
+        reg.register_mandatory_fit_predicate("CheckNodeCondition", check_node_condition, CHECK_NODE_CONDITION),
+        reg.register_fit_predicate("PodToleratesNodeTaints", pod_tolerates_node_taints, POD_TOLERATES_NODE_TAINTS),
+        reg.register_fit_predicate_factory("CheckVolumeBinding", new_volume_binding_predicate, VOLUME_BINDING),
     }
 
 
@@ -200,21 +184,28 @@ def _default_priorities(reg: Registry) -> set[str]:
         reg.register_priority_config_factory(
             "SelectorSpreadPriority",
             PriorityConfigFactory(1, map_reduce=_selector_spread),
+            _selector_spread_forms,
         ),
         reg.register_priority_config_factory(
             "InterPodAffinityPriority",
-            PriorityConfigFactory(1, function=_inter_pod_affinity),
+            PriorityConfigFactory(1, function=new_inter_pod_affinity_priority),
+            _inter_pod_affinity_forms,
         ),
-        reg.register_priority_function2("LeastRequestedPriority", least_requested_priority_map, None, 1),
-        reg.register_priority_function2("BalancedResourceAllocation", balanced_resource_allocation_map, None, 1),
+        reg.register_priority_function2("LeastRequestedPriority", least_requested_priority_map, None, 1, LEAST_REQUESTED),
         reg.register_priority_function2(
-            "NodePreferAvoidPodsPriority", calculate_node_prefer_avoid_pods_priority_map, None, 10000
-        ),
-        reg.register_priority_function2(
-            "NodeAffinityPriority", calculate_node_affinity_priority_map, calculate_node_affinity_priority_reduce, 1
+            "BalancedResourceAllocation", balanced_resource_allocation_map, None, 1, BALANCED_RESOURCE_ALLOCATION
         ),
         reg.register_priority_function2(
-            "TaintTolerationPriority", compute_taint_toleration_priority_map, compute_taint_toleration_priority_reduce, 1
+            "NodePreferAvoidPodsPriority", calculate_node_prefer_avoid_pods_priority_map, None, 10000,
+            NODE_PREFER_AVOID_PODS,
+        ),
+        reg.register_priority_function2(
+            "NodeAffinityPriority", calculate_node_affinity_priority_map, calculate_node_affinity_priority_reduce, 1,
+            NODE_AFFINITY,
+        ),
+        reg.register_priority_function2(
+            "TaintTolerationPriority", compute_taint_toleration_priority_map, compute_taint_toleration_priority_reduce, 1,
+            TAINT_TOLERATION,
         ),
     }
 
@@ -246,29 +237,34 @@ def register_defaults(reg: Registry) -> None:
     )
 
     # 1.0 compatibility alias, and the members of GeneralPredicates under their own names.
-    reg.register_fit_predicate("PodFitsPorts", pod_fits_host_ports)
-    reg.register_fit_predicate("PodFitsHostPorts", pod_fits_host_ports)
-    reg.register_fit_predicate("PodFitsResources", pod_fits_resources)
-    reg.register_fit_predicate("HostName", pod_fits_host)
-    reg.register_fit_predicate("MatchNodeSelector", pod_match_node_selector)
+    reg.register_fit_predicate("PodFitsPorts", pod_fits_host_ports, POD_FITS_HOST_PORTS)
+    reg.register_fit_predicate("PodFitsHostPorts", pod_fits_host_ports, POD_FITS_HOST_PORTS)
+    reg.register_fit_predicate("PodFitsResources", pod_fits_resources, POD_FITS_RESOURCES)
+    reg.register_fit_predicate("HostName", pod_fits_host, POD_FITS_HOST)
+    reg.register_fit_predicate("MatchNodeSelector", pod_match_node_selector, POD_MATCH_NODE_SELECTOR)
+    reg.register_argument_forms("labelsPresence", LABELS_PRESENCE)
 
     reg.register_priority_config_factory(
         "ServiceSpreadingPriority",
         PriorityConfigFactory(1, map_reduce=lambda args: _selector_spread(args, services_only=True)),
+        _selector_spread_forms,
     )
     reg.register_priority_function2("EqualPriority", equal_priority_map, None, 1)
     reg.register_priority_function2("ImageLocalityPriority", image_locality_priority_map, None, 1)
-    reg.register_priority_function2("MostRequestedPriority", most_requested_priority_map, None, 1)
+    reg.register_priority_function2("MostRequestedPriority", most_requested_priority_map, None, 1, MOST_REQUESTED)
 
-    reg.register_fit_predicate_factory(POD_TOPOLOGY_SPREAD, _pod_topology_spread_predicate)
+    reg.register_fit_predicate_factory(POD_TOPOLOGY_SPREAD, new_pod_topology_spread_predicate,
+                                       _pod_topology_spread_predicate_forms)
     # The modern cluster's volume rules 1.9 never knew (not 1.9 names; in no provider): a Policy may name
     # them; under the cluster rules they apply to the pods they concern whatever the Policy names.
-    reg.register_fit_predicate_factory(READ_WRITE_ONCE_POD, _read_write_once_pod)
-    reg.register_fit_predicate_factory(NODE_VOLUME_LIMITS, _csi_limits)
+    reg.register_fit_predicate_factory(READ_WRITE_ONCE_POD, new_read_write_once_pod_predicate, NO_VOLUMES)
+    reg.register_fit_predicate_factory(NODE_VOLUME_LIMITS, new_csi_limits_predicate, NO_VOLUMES)
     # NodeDeclaredFeatures (1.36): likewise for the pods that require a feature of the node.
-    reg.register_fit_predicate_factory(NODE_DECLARED_FEATURES, _node_declared_features)
+    reg.register_fit_predicate_factory(NODE_DECLARED_FEATURES, new_node_declared_features_predicate,
+                                       _node_declared_features_forms)
     reg.register_priority_config_factory(
-        POD_TOPOLOGY_SPREAD, PriorityConfigFactory(TOPOLOGY_SPREAD_WEIGHT, function=_pod_topology_spread_priority)
+        POD_TOPOLOGY_SPREAD, PriorityConfigFactory(TOPOLOGY_SPREAD_WEIGHT, function=new_pod_topology_spread_priority),
+        _pod_topology_spread_priority_forms,
     )
 
 
@@ -281,7 +277,8 @@ def apply_feature_gates(reg: Registry, gates: FeatureGates) -> None:
     if gates.enabled("TaintNodesByCondition"):
         reg.remove_fit_predicate("CheckNodeCondition")
         reg.remove_predicate_key_from_algorithm_provider_map("CheckNodeCondition")
-        reg.register_mandatory_fit_predicate("PodToleratesNodeTaints", pod_tolerates_node_taints)
+        reg.register_mandatory_fit_predicate("PodToleratesNodeTaints", pod_tolerates_node_taints,
+                                             POD_TOLERATES_NODE_TAINTS)
         reg.insert_predicate_key_to_algorithm_provider_map("PodToleratesNodeTaints")
         log.warning("TaintNodesByCondition is enabled, PodToleratesNodeTaints predicate is mandatory")
     if gates.cluster_rules:

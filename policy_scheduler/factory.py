@@ -20,6 +20,8 @@ from .cache.cluster import ClusterState
 from .core.extender import SchedulerExtender
 from .core.generic_scheduler import GenericScheduler, PodScoped
 from .errors import PolicyError
+from .fastpath.decision import VectorisedPath
+from .fastpath.forms import bind_predicate, bind_priority
 from .features import DEFAULT_FEATURE_GATES, FeatureGates
 from .registry import DEFAULT_PROVIDER, REGISTRY, Registry, RegistryError
 
@@ -49,7 +51,8 @@ def create_from_keys(
 ) -> GenericScheduler:
     """``CreateFromKeys``: resolve predicate and priority names and build the generic scheduler.
 
-    ``vectorized=False`` keeps the scheduler on the per-node reference path (for verification).
+    The scheduler is given the vectorised path (:class:`~policy_scheduler.fastpath.decision.VectorisedPath`);
+    ``vectorized=False`` keeps it on the per-node reference path (for verification).
     """
     weight = hard_pod_affinity_symmetric_weight
     if weight < 1 or weight > 100:
@@ -61,9 +64,29 @@ def create_from_keys(
     predicate_meta = reg.predicate_metadata_producer(args, reg) if reg.predicate_metadata_producer else None
     priority_meta = reg.priority_metadata_producer(args) if reg.priority_metadata_producer else None
     scoped = pod_scoped_algorithms(reg, args, predicates, prioritizers) if feature_gates.cluster_rules else []
+    fast_path = vectorised_path(reg, args, predicates, prioritizers, scoped) if vectorized else None
     return GenericScheduler(
-        cluster, predicates, prioritizers, predicate_meta, priority_meta, extenders, vectorized, pod_scoped=scoped
+        cluster, predicates, prioritizers, predicate_meta, priority_meta, extenders, fast_path, pod_scoped=scoped
     )
+
+
+def vectorised_path(
+    reg: Registry, args: PluginFactoryArgs, predicates: Mapping[str, Any], prioritizers: Sequence[PriorityConfig],
+    scoped: Sequence[PodScoped],
+) -> VectorisedPath:
+    """The fast path of a scheduler built from ``reg``: the registry's record of each of its predicates and
+    priorities (the pod-scoped ones too), bound to what was built."""
+    predicate_forms: dict[str, Any] = {}
+    priority_forms: dict[str, Any] = {}
+    for name, predicate in [*predicates.items(), *(s.predicate for s in scoped if s.predicate is not None)]:
+        forms = bind_predicate(reg.predicate_forms.get(name), predicate, args)
+        if forms is not None:
+            predicate_forms[name] = forms
+    for config in [*prioritizers, *(s.priority for s in scoped if s.priority is not None)]:
+        forms = bind_priority(reg.priority_forms.get(config.name), config, args)
+        if forms is not None:
+            priority_forms[config.name] = forms
+    return VectorisedPath(args.cluster, predicate_forms, priority_forms)
 
 
 def pod_scoped_algorithms(

@@ -9,6 +9,11 @@ distribution registered each name and which plugins failed (:mod:`policy_schedul
 unknown-name error names the latter. The registry does not import the loader: load plugins with
 :func:`policy_scheduler.plugins.load_plugins`.
 
+A name may be registered with the fast path's record of it (``forms=``: its vectorised form, reasons form,
+the reduce that form includes and preemption's declaration, :class:`policy_scheduler.fastpath.forms.Forms`, or a
+function making one from what the name's factory builds); the registry only keeps it beside the name, and a name
+registered again without one has none. A name without a record is run the reference way only.
+
 Building a scheduler from a Policy registers the Policy's custom predicates and priorities, which in
 upstream mutates the global maps (changing, for instance, a built-in priority's default weight for the
 rest of the process). :func:`policy_scheduler.factory.create_from_policy` does that on a
@@ -79,6 +84,11 @@ class Registry:
         self.sources: dict[tuple[str, str], PluginSource] = {}
         self.provider_extensions: dict[str, list[PluginSource]] = {}
         self.plugin_failures: list[PluginFailure] = []
+        # The fast path's record of each name that has one (opaque here), and of the predicates and priorities a
+        # Policy builds from an argument, by the argument's kind ("labelsPresence", "labelPreference" …).
+        self.predicate_forms: dict[str, Any] = {}
+        self.priority_forms: dict[str, Any] = {}
+        self.argument_forms: dict[str, Any] = {}
 
     def copy(self) -> Registry:
         """An independent registry with the same entries (provider key sets are copied too)."""
@@ -102,6 +112,9 @@ class Registry:
             other.sources = dict(self.sources)
             other.provider_extensions = {k: list(v) for k, v in self.provider_extensions.items()}
             other.plugin_failures = list(self.plugin_failures)
+            other.predicate_forms = dict(self.predicate_forms)
+            other.priority_forms = dict(self.priority_forms)
+            other.argument_forms = dict(self.argument_forms)
             return other
 
     def _check_free(self, kind: str, name: str) -> None:
@@ -112,23 +125,30 @@ class Registry:
         return message + failed_plugins_context(self)
 
     # -- fit predicates ---------------------------------------------------------------------------
-    def register_fit_predicate(self, name: str, predicate: FitPredicate) -> str:
-        return self.register_fit_predicate_factory(name, lambda args: predicate)
+    def register_fit_predicate(self, name: str, predicate: FitPredicate, forms: Any = None) -> str:
+        return self.register_fit_predicate_factory(name, lambda args: predicate, forms)
 
-    def register_fit_predicate_factory(self, name: str, factory: FitPredicateFactory) -> str:
+    def register_fit_predicate_factory(self, name: str, factory: FitPredicateFactory, forms: Any = None) -> str:
         with self._lock:
             validate_algorithm_name(name)
             self._check_free("predicate", name)
             self.fit_predicates[name] = factory
+            _keep(self.predicate_forms, name, forms)
             return name
 
-    def register_mandatory_fit_predicate(self, name: str, predicate: FitPredicate) -> str:
+    def register_mandatory_fit_predicate(self, name: str, predicate: FitPredicate, forms: Any = None) -> str:
         with self._lock:
             validate_algorithm_name(name)
             self._check_free("predicate", name)
             self.fit_predicates[name] = lambda args: predicate
+            _keep(self.predicate_forms, name, forms)
             self.mandatory_fit_predicates.add(name)
             return name
+
+    def register_argument_forms(self, kind: str, forms: Any) -> None:
+        """The fast path's record of every predicate or priority a Policy builds from an argument of ``kind``."""
+        with self._lock:
+            self.argument_forms[kind] = forms
 
     def make_fit_predicate_mandatory(self, name: str) -> None:
         """Add a registered predicate to every scheduler built from this registry, named or not."""
@@ -140,6 +160,7 @@ class Registry:
         with self._lock:
             validate_algorithm_name(name)
             self.fit_predicates.pop(name, None)
+            self.predicate_forms.pop(name, None)
             self.mandatory_fit_predicates.discard(name)
 
     def register_custom_fit_predicate(self, policy: PredicatePolicy) -> str:
@@ -161,11 +182,13 @@ class Registry:
                         self.predicate_metadata_producers[name] = precompute
                     return predicate
 
-                return self.register_fit_predicate_factory(name, service_affinity_factory)
+                return self.register_fit_predicate_factory(name, service_affinity_factory,
+                                                           self.argument_forms.get("serviceAffinity"))
             presence = arg.labels_presence
             assert presence is not None
             labels, present = list(presence.labels), presence.presence
-            return self.register_fit_predicate_factory(name, lambda args: new_node_label_predicate(labels, present))
+            return self.register_fit_predicate_factory(name, lambda args: new_node_label_predicate(labels, present),
+                                                       self.argument_forms.get("labelsPresence"))
         if name in self.fit_predicates:
             log.debug("Predicate type %s already registered, reusing.", name)
             return name
@@ -178,23 +201,27 @@ class Registry:
         return sorted(self.fit_predicates)
 
     # -- priorities -------------------------------------------------------------------------------
-    def register_priority_function(self, name: str, function: PriorityFunction, weight: int) -> str:
+    def register_priority_function(self, name: str, function: PriorityFunction, weight: int, forms: Any = None) -> str:
         """Legacy whole-list priority function."""
-        return self.register_priority_config_factory(name, PriorityConfigFactory(weight, function=lambda args: function))
+        return self.register_priority_config_factory(
+            name, PriorityConfigFactory(weight, function=lambda args: function), forms
+        )
 
     def register_priority_function2(
-        self, name: str, map_fn: PriorityMapFunction, reduce_fn: PriorityReduceFunction | None, weight: int
+        self, name: str, map_fn: PriorityMapFunction, reduce_fn: PriorityReduceFunction | None, weight: int,
+        forms: Any = None,
     ) -> str:
         """Map/reduce priority function."""
         return self.register_priority_config_factory(
-            name, PriorityConfigFactory(weight, map_reduce=lambda args: (map_fn, reduce_fn))
+            name, PriorityConfigFactory(weight, map_reduce=lambda args: (map_fn, reduce_fn)), forms
         )
 
-    def register_priority_config_factory(self, name: str, factory: PriorityConfigFactory) -> str:
+    def register_priority_config_factory(self, name: str, factory: PriorityConfigFactory, forms: Any = None) -> str:
         with self._lock:
             validate_algorithm_name(name)
             self._check_free("priority", name)
             self.priorities[name] = factory
+            _keep(self.priority_forms, name, forms)
             return name
 
     def register_custom_priority_function(self, policy: PriorityPolicy) -> str:
@@ -205,6 +232,7 @@ class Registry:
         arg = policy.argument
         weight = policy.weight
         factory: PriorityConfigFactory | None = None
+        forms: Any = None
         if arg is not None:
             num_args = (arg.service_anti_affinity is not None) + (arg.label_preference is not None)
             if num_args != 1:
@@ -212,6 +240,7 @@ class Registry:
             if arg.service_anti_affinity is not None:
                 label = arg.service_anti_affinity.label
                 factory = PriorityConfigFactory(weight, function=lambda args: new_service_anti_affinity_priority(args, label))
+                forms = self.argument_forms.get("serviceAntiAffinity")
             else:
                 pref = arg.label_preference
                 assert pref is not None
@@ -219,13 +248,15 @@ class Registry:
                 factory = PriorityConfigFactory(
                     weight, map_reduce=lambda args: (new_node_label_priority(label, presence), None)
                 )
+                forms = self.argument_forms.get("labelPreference")
         elif name in self.priorities:
             log.debug("Priority type %s already registered, reusing.", name)
             existing = self.priorities[name]
             factory = PriorityConfigFactory(weight, existing.function, existing.map_reduce)
+            forms = self.priority_forms.get(name)
         if factory is None:
             raise ConfigurationError(self._unknown(f"Invalid configuration: Priority type not found for {name}"))
-        return self.register_priority_config_factory(name, factory)
+        return self.register_priority_config_factory(name, factory, forms)
 
     def is_priority_function_registered(self, name: str) -> bool:
         return name in self.priorities
@@ -326,6 +357,14 @@ class Registry:
                     raise RegistryError("Total priority of priority functions has overflown")
                 total += config.weight * MAX_PRIORITY
             return configs
+
+
+def _keep(records: dict[str, Any], name: str, forms: Any) -> None:
+    """``name``'s fast-path record is ``forms`` (None: it has none)."""
+    if forms is None:
+        records.pop(name, None)
+    else:
+        records[name] = forms
 
 
 REGISTRY = Registry()

@@ -9,17 +9,15 @@ Where upstream leaves an order unspecified (Go map iteration, goroutine completi
 deterministic: nodes in name order, predicates in the 1.10 evaluation order followed by the remaining
 names in ascending order, aggregated error messages sorted.
 
-Two paths compute the same decision. The *reference* path runs every predicate and priority node by node
-(it alone explains and builds FitError reasons). The *vectorised* path (``vectorized=True``, the
-default without extenders) evaluates the forms of :mod:`policy_scheduler.fastpath` over
-:class:`NodeColumns` for all nodes at once, runs the reference function for any predicate or priority
-without a usable form, and hands over to the reference path whenever no node fits or anything errors, so
-messages and errors always come from the reference.
+This is the *reference* path: every predicate and priority node by node (it alone explains, and its
+messages and errors are the ones shown). A scheduler given a ``fast_path`` (:mod:`.fast_path`; the factory gives
+every scheduler built with ``vectorized=True``, the default, the vectorised one of
+:mod:`policy_scheduler.fastpath`) asks it first and decides the reference way whenever it answers None.
 
 Gate ``PodPriority``: with ``nominated_pods`` set (the scheduling queue's nominations), every node holding
 nominated pods is checked the reference way, twice (:mod:`policy_scheduler.core.nominated`), on both
 paths; :meth:`GenericScheduler.preempt` (:mod:`policy_scheduler.core.preemption`) works on copies of the
-NodeInfos and never touches the columns.
+NodeInfos.
 """
 
 from __future__ import annotations
@@ -31,25 +29,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..algorithm import FitPredicate, HostPriority, PriorityConfig
 from ..cache.cluster import ClusterState
 from ..cache.node_info import NodeInfo
 from ..errors import PredicateError, PriorityError, SchedulingError
-from ..fastpath import PlannedPriority, predicate_form, priority_plan
-from ..fastpath.narrowing import named_candidates
-from ..fastpath.preemption import nominated_first_pass
-from ..fastpath.reasons import failed_on_every_node
 from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
-from .columns import NodeColumns
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
+from .fast_path import FastPath
 from .fit_error import NO_NODES_AVAILABLE, FitError
 from .fit_error import fit_error_message as fit_error_message  # re-exported: its importers predate fit_error
 from .modern_pods import PodGatedError, check_schedulable
-from .nominated import NominatedPodLister, add_nominated_pods, nominated_elsewhere
+from .nominated import NominatedPodLister, add_nominated_pods
 from .preemption import PreemptionResult, preempt
 
 if TYPE_CHECKING:
@@ -152,19 +144,16 @@ class PodScoped:
 
 @dataclass(slots=True)
 class Algorithms:
-    """The predicates (in evaluation order, with their vectorised forms) and priorities used for a pod."""
+    """The predicates (also in evaluation order) and priorities used for a pod."""
 
     predicates: dict[str, FitPredicate]
     ordered_predicates: list[tuple[str, FitPredicate]]
-    predicate_forms: list[tuple[FitPredicate, Any]]
     prioritizers: list[PriorityConfig]
-    priority_plan: list[PlannedPriority]
 
     @classmethod
     def build(cls, predicates: Mapping[str, FitPredicate], prioritizers: Sequence[PriorityConfig]) -> Algorithms:
         ordered = [(n, predicates[n]) for n in evaluation_order(list(predicates))]
-        return cls(dict(predicates), ordered, [(p, predicate_form(p)) for _, p in ordered],
-                   list(prioritizers), priority_plan(prioritizers))
+        return cls(dict(predicates), ordered, list(prioritizers))
 
 
 class GenericScheduler:
@@ -176,7 +165,7 @@ class GenericScheduler:
         predicate_metadata_producer: MetadataProducer | None = None,
         priority_metadata_producer: MetadataProducer | None = None,
         extenders: Sequence[SchedulerExtender] = (),
-        vectorized: bool = True,
+        fast_path: FastPath | None = None,
         pod_scoped: Sequence[PodScoped] = (),
     ) -> None:
         self.cluster = cluster
@@ -193,7 +182,8 @@ class GenericScheduler:
         self.last_node_index = 0
         # Gate PodPriority: the scheduling queue's nominated pods (None: nothing is ever nominated).
         self.nominated_pods: NominatedPodLister | None = None
-        self.columns = NodeColumns(cluster) if vectorized else None
+        # Asked before the reference path (None: the reference path alone).
+        self.fast_path = fast_path
         self._extender_pool: ThreadPoolExecutor | None = None
 
     def algorithms_for(self, pod: Pod) -> Algorithms:
@@ -219,8 +209,8 @@ class GenericScheduler:
 
     def close(self) -> None:
         """Stop following the cache (a daemon replaced this scheduler with one built from a new policy)."""
-        if self.columns is not None:
-            self.columns.detach()
+        if self.fast_path is not None:
+            self.fast_path.close()
         if self._extender_pool is not None:
             self._extender_pool.shutdown(wait=False)
 
@@ -255,8 +245,8 @@ class GenericScheduler:
         nodes = self.cluster.node_list()
         if not nodes:
             raise SchedulingError(NO_NODES_AVAILABLE)
-        if explanation is None and self.columns is not None:
-            host = self._schedule_vectorized(pod)
+        if explanation is None and self.fast_path is not None:
+            host = self.fast_path.schedule(self, pod)
             if host is not None:
                 return host
         filtered, failed = self.find_nodes_that_fit(pod, nodes, explanation)
@@ -272,12 +262,12 @@ class GenericScheduler:
     def find_nodes_that_fit(
         self, pod: Pod, nodes: Sequence[Node], explanation: Explanation | None = None
     ) -> tuple[list[Node], dict[str, list[str]]]:
-        filtered, failed = self._predicate_filter(pod, nodes, explanation)
+        filtered, failed = self.predicate_filter(pod, nodes, explanation)
         if filtered and self.extenders:
-            filtered = self._extender_filter(pod, filtered, failed, explanation)
+            filtered = self.extender_filter(pod, filtered, failed, explanation)
         return filtered, failed
 
-    def _predicate_filter(
+    def predicate_filter(
         self, pod: Pod, nodes: Sequence[Node], explanation: Explanation | None
     ) -> tuple[list[Node], dict[str, list[str]]]:
         """The predicates over ``nodes``: those that fit, and every other node's reasons."""
@@ -365,7 +355,7 @@ class GenericScheduler:
             raise first_error
         return failed
 
-    def _extender_filter(
+    def extender_filter(
         self, pod: Pod, filtered: list[Node], failed: dict[str, list[str]], explanation: Explanation | None
     ) -> list[Node]:
         """Each extender in turn narrows ``filtered``; its ``failedNodes`` messages join ``failed``."""
@@ -446,7 +436,7 @@ class GenericScheduler:
                 for j, node in enumerate(nodes):
                     explanation.nodes[node.name].priorities[config.name] = (result[j].score, config.weight)
         if self.extenders:
-            self._extender_prioritize(pod, nodes, totals, explanation)
+            self.extender_prioritize(pod, nodes, totals, explanation)
         out = [HostPriority(node.name, totals[j]) for j, node in enumerate(nodes)]
         if explanation is not None:
             for hp in out:
@@ -459,14 +449,14 @@ class GenericScheduler:
         results: list[list[HostPriority]] = []
         for config in self.algorithms_for(pod).prioritizers:
             try:
-                results.append(self._run_priority(config, pod, meta, list(nodes)))
+                results.append(self.run_priority(config, pod, meta, list(nodes)))
             except PriorityError as e:
                 errors.append(str(e))
         if errors:
             raise SchedulingError(aggregate(errors))
         return results
 
-    def _extender_prioritize(
+    def extender_prioritize(
         self, pod: Pod, nodes: Sequence[Node], totals: list[int], explanation: Explanation | None
     ) -> None:
         """Every interested extender's scores x weight, added to ``totals``; a failing one adds nothing."""
@@ -521,137 +511,16 @@ class GenericScheduler:
         ties = 1
         while ties < len(ordered) and ordered[ties].score == max_score:
             ties += 1
+        return ordered[self.next_tie_index(ties)].host
+
+    def next_tie_index(self, ties: int) -> int:
+        """Which of ``ties`` tied hosts (in descending name order) wins: round-robin, by a counter that advances
+        on every pick."""
         ix = self.last_node_index % ties
         self.last_node_index += 1
-        return ordered[ix].host
+        return ix
 
-    # -- the vectorised path ---------------------------------------------------------------------
-    def _schedule_vectorized(self, pod: Pod) -> str | None:
-        """The host, or None to let the reference path decide (something errors, or it must explain).
-        Raises FitError when no node fits."""
-        cols = self.columns
-        assert cols is not None
-        cols.refresh()
-        filtered = self._filter_vectorized(pod, cols)
-        if filtered is None:
-            return None
-        candidates, verdicts, meta = filtered
-        if not candidates.size:
-            failed = failed_on_every_node(pod, meta, cols, verdicts, self.nominated_pods, self.pod_fits_on_node)
-            if failed is None:
-                return None
-            raise FitError(pod, len(cols.names), failed)
-        if self.extenders:
-            kept = self._extender_filter_vectorized(pod, cols, candidates)
-            if len(kept) == 1:
-                return kept[0].name
-            rows = cols.rows_of(kept)
-            if rows is None:
-                return self.select_host(self.prioritize_nodes(pod, kept))
-            candidates = rows
-        if candidates.size == 1:
-            return cols.names[int(candidates[0])]
-        totals = self._prioritize_vectorized(pod, cols, candidates)
-        if totals is None:
-            nodes = [cols.nodes[int(i)] for i in candidates]
-            return self.select_host(self.prioritize_nodes(pod, nodes))
-        if self.extenders:
-            extra = [0] * candidates.size
-            self._extender_prioritize(pod, [cols.nodes[int(i)] for i in candidates], extra, None)
-            totals = totals + np.array(extra, dtype=np.int64)
-        best = np.flatnonzero(totals == totals.max())
-        # Ties rotate through the tied hosts in descending name order; rows are in ascending name order.
-        ix = self.last_node_index % best.size
-        self.last_node_index += 1
-        return cols.names[int(candidates[best[best.size - 1 - ix]])]
-
-    def _extender_filter_vectorized(self, pod: Pod, cols: NodeColumns, candidates: np.ndarray) -> list[Node]:
-        """The extenders' filters over the candidate rows; FitError (with every node's reasons, from the
-        reference predicates, and the extenders' messages) when they leave none."""
-        nodes = [cols.nodes[int(i)] for i in candidates]
-        failed: dict[str, list[str]] = {}
-        kept = self._extender_filter(pod, nodes, failed, None)
-        if not kept:
-            all_nodes = self.cluster.node_list()
-            _, reasons = self._predicate_filter(pod, all_nodes, None)
-            for name, messages in failed.items():
-                reasons.setdefault(name, []).extend(messages)
-            raise FitError(pod, len(all_nodes), reasons)
-        return kept
-
-    def _filter_vectorized(
-        self, pod: Pod, cols: NodeColumns
-    ) -> tuple[np.ndarray, list[tuple[FitPredicate, np.ndarray]], Any] | None:
-        """The rows where the pod fits, each predicate's verdicts and the metadata; None when a predicate
-        errs somewhere (the reference path then decides, and raises)."""
-        algorithms = self.algorithms_for(pod)
-        if not algorithms.predicates:
-            return np.arange(len(cols.names)), [], None
-        meta = self.predicate_metadata_producer(pod, self.cluster.node_infos)
-        named = named_candidates(pod, meta, cols, algorithms.predicates.values(), self.pod_fits_on_node)
-        if named is not None:
-            return named, [], meta  # no other node can fit (see fastpath.narrowing)
-        mask = np.ones(len(cols.names), dtype=bool)
-        verdicts = []
-        for predicate, form in algorithms.predicate_forms:
-            fits = form(pod, meta, cols) if form is not None else None
-            if fits is None:
-                fits = np.empty(len(cols.names), dtype=bool)
-                for i, info in enumerate(cols.infos):
-                    try:
-                        fits[i] = predicate(pod, meta, info)[0]
-                    except PredicateError:
-                        return None
-            verdicts.append((predicate, fits))
-            mask &= fits
-        if self.nominated_pods is not None and not self._nominated_verdicts(pod, meta, cols, mask):
-            return None
-        return np.flatnonzero(mask), verdicts, meta
-
-    def _nominated_verdicts(self, pod: Pod, meta: Any, cols: NodeColumns, mask: np.ndarray) -> bool:
-        """Replace the vectorised verdict of each node holding nominated pods by the two-pass one (the first
-        pass by arithmetic where the predicates allow, else the reference); False when a predicate errs there
-        (the reference path then decides, and raises)."""
-        first_pass = nominated_first_pass(self, pod, meta)
-        for name in self.nominated_pods.nominated_nodes():
-            i = cols.index.get(name)
-            nominated = nominated_elsewhere(self.nominated_pods, pod, name) if i is not None else []
-            if not nominated:
-                continue
-            fits = first_pass(cols.infos[i], nominated) if first_pass is not None else None
-            if fits is not None:  # the second pass is the node as it is: the vectorised verdict
-                mask[i] = mask[i] and fits
-                continue
-            try:
-                mask[i] = not self.pod_fits_on_node(pod, meta, cols.infos[i])
-            except PredicateError:
-                return False
-        return True
-
-    def _prioritize_vectorized(self, pod: Pod, cols: NodeColumns, candidates: np.ndarray) -> np.ndarray | None:
-        algorithms = self.algorithms_for(pod)
-        if not algorithms.prioritizers:
-            # No EqualPriority fallback when extenders score (upstream ``PrioritizeNodes``).
-            return np.zeros(candidates.size, dtype=np.int64) if self.extenders else np.ones(candidates.size, dtype=np.int64)
-        meta = self.priority_metadata_producer(pod, self.cluster.node_infos)
-        totals: np.ndarray | int = 0
-        nodes: list[Node] | None = None
-        for step in algorithms.priority_plan:
-            scores = step.form(pod, meta, cols, candidates) if step.form is not None else None
-            if scores is not None:  # an array, or an int every candidate scores
-                totals += scores if step.weight == 1 else step.weight * scores  # the first array: a new one
-                continue
-            if nodes is None:
-                nodes = [cols.nodes[int(i)] for i in candidates]
-            for config in step.configs:
-                try:
-                    scores = np.array([hp.score for hp in self._run_priority(config, pod, meta, nodes)], dtype=np.int64)
-                except PriorityError:
-                    return None
-                totals += config.weight * scores
-        return totals if isinstance(totals, np.ndarray) else np.full(candidates.size, totals, dtype=np.int64)
-
-    def _run_priority(self, config: PriorityConfig, pod: Pod, meta: Any, nodes: list[Node]) -> list[HostPriority]:
+    def run_priority(self, config: PriorityConfig, pod: Pod, meta: Any, nodes: list[Node]) -> list[HostPriority]:
         """One priority the reference way: map (+ reduce) over ``nodes``, or the legacy function."""
         infos = self.cluster.node_infos
         if config.function is not None:

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import PredicateError, SchedulingError
-from ..fastpath.preemption import VictimArithmetic, VictimTable
 from ..features import NEWEST_LINE, KubernetesLine
 from ..model.disruption import PodDisruptionBudget
 from ..model.node import Node
@@ -56,6 +55,7 @@ from ..predicates.reasons import (
 )
 from ..predicates.volume_binder import ERR_REASON_PV_NOT_EXIST
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested
+from .fast_path import FastPath, VictimCandidates
 from .fit_error import NO_NODES_AVAILABLE, FitError
 from .modern_pods import NOT_ELIGIBLE_PREEMPTION_NEVER, never_post_filter_message, never_preempts
 from .nominated import NominatedPodLister, nominated_elsewhere, nominated_node_of
@@ -64,7 +64,6 @@ from .victims import Victims, VictimSelection, lower_priority_pods, reprieve, vi
 if TYPE_CHECKING:
     from ..cache.cluster import ClusterState
     from ..cache.node_info import NodeInfo
-    from .columns import NodeColumns
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +76,7 @@ class PreemptingScheduler(Protocol):
     extenders: Sequence[SchedulerExtender]
     nominated_pods: NominatedPodLister | None
     predicate_metadata_producer: Callable[[Pod, Mapping[str, NodeInfo]], Any]
-    columns: NodeColumns | None
+    fast_path: FastPath | None
 
     def algorithms_for(self, pod: Pod) -> Any:
         ...
@@ -246,13 +245,14 @@ def select_nodes_for_preemption(
     """``selectNodesForPreemption``: the victims on every potential node where evictions make room, in
     node order. ``outcomes`` (optional) receives each rejected node's reasons.
 
-    On the vectorised path (``scheduler.columns`` set), a node is first asked by arithmetic
-    (:class:`~policy_scheduler.fastpath.preemption.VictimArithmetic`) when the preemptor's predicates
+    With a fast path (``scheduler.fast_path``), a node is first asked by its arithmetic
+    (:meth:`~policy_scheduler.core.fast_path.FastPath.victims_by_arithmetic`) when the preemptor's predicates
     allow it; the reference decides every node the arithmetic leaves open.
     """
     infos = scheduler.cluster.node_infos
     meta = scheduler.predicate_metadata_producer(pod, infos)
-    arithmetic = VictimArithmetic.plan(scheduler, pod, meta) if scheduler.columns is not None else None
+    fast_path = scheduler.fast_path
+    arithmetic = fast_path.victims_by_arithmetic(scheduler, pod, meta) if fast_path is not None else None
     result: dict[str, Victims] = {}
     for node in potential_nodes:
         info = infos.get(node.name)
@@ -392,6 +392,7 @@ def preempt(
         passes, why = node_passes_extenders_for_preemption(scheduler, pod, node_name, victims.pods)
         if passes:
             if detail:
+                assert isinstance(candidates, _EveryNode)  # with detail, every node's victims (_candidates)
                 candidates.record_losers(result.nodes)
             result.nodes[node_name] = NodePreemption(CHOSEN, victims=victims)
             result.node = node_name
@@ -410,18 +411,8 @@ def preempt(
     return result
 
 
-class Candidates(Protocol):
-    """The nodes where evictions make room, as ``Preempt`` walks them: the pick, the picked node's victims, and
-    dropping a node an extender rejects."""
-
-    def pick(self) -> str | None:
-        ...
-
-    def victims(self, name: str) -> Victims:
-        ...
-
-    def drop(self, name: str) -> None:
-        ...
+class Candidates(VictimCandidates, Protocol):
+    """:class:`~.fast_path.VictimCandidates` that also say why each other node lost (``explain``)."""
 
     def record_losers(self, outcomes: dict[str, NodePreemption]) -> None:
         ...
@@ -451,17 +442,17 @@ class _EveryNode:
 
 
 def _candidates(scheduler: PreemptingScheduler, pod: Pod, potential: Sequence[Node], pdbs: Sequence[PodDisruptionBudget],
-                outcomes: dict[str, NodePreemption] | None) -> Candidates:
-    """Without ``outcomes`` (nobody reads why each node lost) and on the vectorised path, the victim table
-    (:class:`~policy_scheduler.fastpath.preemption.VictimTable`: the same pick, from victim keys kept per class of
-    preemptors); else every node's victims."""
-    if outcomes is None and scheduler.columns is not None:
-        infos = scheduler.cluster.node_infos
-        meta = scheduler.predicate_metadata_producer(pod, infos)
-        arithmetic = VictimArithmetic.plan(scheduler, pod, meta)
-        if arithmetic is not None:
-            return VictimTable(arithmetic, potential, pdbs, infos,
-                               lambda info: select_victims_on_node(scheduler, pod, _copy_metadata(meta), info, pdbs))
+                outcomes: dict[str, NodePreemption] | None) -> Candidates | VictimCandidates:
+    """Without ``outcomes`` (nobody reads why each node lost), the fast path's candidates when it has them
+    (the vectorised one's victim table: the same pick, from victim keys kept per class of preemptors); else every
+    node's victims."""
+    if outcomes is None and scheduler.fast_path is not None:
+        meta = scheduler.predicate_metadata_producer(pod, scheduler.cluster.node_infos)
+        candidates = scheduler.fast_path.victim_candidates(
+            scheduler, pod, meta, potential, pdbs,
+            lambda info: select_victims_on_node(scheduler, pod, _copy_metadata(meta), info, pdbs))
+        if candidates is not None:
+            return candidates
     return _EveryNode(select_nodes_for_preemption(scheduler, pod, potential, pdbs, outcomes))
 
 

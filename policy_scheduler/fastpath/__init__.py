@@ -1,6 +1,6 @@
 """Vectorised forms of the built-in predicates and priorities.
 
-Each form computes, for every node at once over :class:`~policy_scheduler.core.columns.NodeColumns`,
+Each form computes, for every node at once over :class:`~policy_scheduler.fastpath.columns.NodeColumns`,
 exactly what the per-node reference function computes node by node; the per-node functions stay the
 reference (and the only path for ``explain`` and FitError reasons). A form returns ``None`` when it
 cannot guarantee the reference's outcome for this pod (an error is possible, or the input is unusual);
@@ -14,34 +14,21 @@ the scheduler then runs the reference function instead.
   said False), counted at once and listed on demand, raising PredicateError where the reference would; it spares
   a pod that fits nowhere the per-node reference pass for its FitError
 
-Forms are attached to the reference callables by :func:`attach`; a priority form states the reduce
-function it already includes, and is used only when the configured reduce is that one. Priority forms that can
-add themselves up (a ``plus`` method) are merged by :func:`priority_plan` into one weighted sum.
+A name's forms are registered with the name, in one record (:class:`.forms.Forms`: the reference, its vectorised
+form, reasons form, the reduce a priority form includes, preemption's declaration); a priority form is used only
+when the configured reduce is the one it includes. Priority forms that can add themselves up (a ``plus`` method)
+are merged by :func:`priority_plan` into one weighted sum. :class:`.decision.VectorisedPath` runs them: the one
+thing of this package the reference path sees (through :class:`policy_scheduler.core.fast_path.FastPath`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-VECTORIZED = "vectorized"
-VECTORIZED_REDUCE = "vectorized_reduce"
-VECTORIZED_REASONS = "vectorized_reasons"
-
-
-def attach(reference: Any, form: Callable[..., Any], reduce: Callable[..., Any] | None = None) -> Any:
-    """Attach ``form`` to ``reference`` (a predicate, a priority map or a legacy priority function)."""
-    setattr(reference, VECTORIZED, form)
-    setattr(reference, VECTORIZED_REDUCE, reduce)
-    return reference
-
-
-def attach_reasons(reference: Any, form: Callable[..., Any]) -> Any:
-    """Attach a reasons form to the predicate ``reference``."""
-    setattr(reference, VECTORIZED_REASONS, form)
-    return reference
-
+if TYPE_CHECKING:
+    from .forms import Forms
 
 def signature(value: Any) -> str:
     """A cache key for a decoded JSON value (a pod's node selector or node affinity): ``repr`` tells every JSON value
@@ -50,21 +37,11 @@ def signature(value: Any) -> str:
     return repr(value)
 
 
-def predicate_form(predicate: Any) -> Callable[..., Any] | None:
-    return getattr(predicate, VECTORIZED, None)
-
-
-def reasons_form(predicate: Any) -> Callable[..., Any] | None:
-    return getattr(predicate, VECTORIZED_REASONS, None)
-
-
-def priority_form(config: Any) -> Callable[..., Any] | None:
-    """The form for a built PriorityConfig, if its reference has one matching its reduce step."""
-    reference = config.function if config.function is not None else config.map
-    form = getattr(reference, VECTORIZED, None)
-    if form is None or getattr(reference, VECTORIZED_REDUCE, None) is not config.reduce:
+def priority_form(config: Any, forms: Forms | None) -> Callable[..., Any] | None:
+    """The vectorised form of a built PriorityConfig, from its record, if the form includes its reduce step."""
+    if forms is None or forms.vectorized is None or forms.reduce is not config.reduce:
         return None
-    return form
+    return forms.vectorized
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +55,13 @@ class PlannedPriority:
     configs: tuple[Any, ...]
 
 
-def priority_plan(configs: Sequence[Any]) -> list[PlannedPriority]:
-    """The built PriorityConfigs as steps of the weighted sum, in their order; forms with a ``plus`` method (the
-    request-based scores) merged into the first of them, so they cost one pass between them."""
+def priority_plan(configs: Sequence[Any], records: Sequence[Forms | None]) -> list[PlannedPriority]:
+    """The built PriorityConfigs (each with its record) as steps of the weighted sum, in their order; forms with a
+    ``plus`` method (the request-based scores) merged into the first of them, so they cost one pass between them."""
     plan: list[PlannedPriority] = []
     merged: int | None = None  # the index in ``plan`` of the step holding the mergeable forms
-    for config in configs:
-        form = priority_form(config)
+    for config, forms in zip(configs, records):
+        form = priority_form(config, forms)
         if form is not None and hasattr(form, "plus") and config.weight != 0:
             if merged is None:
                 merged = len(plan)

@@ -33,8 +33,9 @@ from ..predicates.node_selector import cluster_required_terms, pod_match_node_se
 from .preemption import dependence
 
 if TYPE_CHECKING:
-    from ..core.columns import NodeColumns
     from ..model.pod import Pod
+    from .columns import NodeColumns
+    from .forms import Forms
 
 
 def required_node_names(pod: Pod) -> frozenset[str] | None:
@@ -53,23 +54,25 @@ def required_node_names(pod: Pod) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def named_node_rows(pod: Pod, meta: Any, cols: NodeColumns, predicates: Iterable[Any]) -> np.ndarray | None:
-    """The rows (ascending) of the only nodes where ``pod`` can fit, or None when it cannot be narrowed."""
+def named_node_rows(pod: Pod, meta: Any, cols: NodeColumns,
+                    predicates: Iterable[tuple[Any, Forms | None]]) -> np.ndarray | None:
+    """The rows (ascending) of the only nodes where ``pod`` can fit, or None when it cannot be narrowed
+    (``predicates``: the pod's, each with its bound record)."""
     names = required_node_names(pod)
     if names is None or "" in cols.index:  # a node without a name has no fields: any term matches it
         return None
     checks_affinity = False
-    for predicate in predicates:
-        declared = dependence(predicate, pod, meta)
+    for _, forms in predicates:
+        declared = dependence(forms, pod, meta)
         if declared is None:
             return None
-        checks_affinity = checks_affinity or pod_match_node_selector in declared.checks
+        checks_affinity = checks_affinity or any(check is pod_match_node_selector for check, _ in declared.checks)
     if not checks_affinity:
         return None
     return np.array(sorted(cols.index[n] for n in names if n in cols.index), dtype=np.int64)
 
 
-def named_candidates(pod: Pod, meta: Any, cols: NodeColumns, predicates: Iterable[Any],
+def named_candidates(pod: Pod, meta: Any, cols: NodeColumns, predicates: Iterable[tuple[Any, Forms | None]],
                      fits_on_node: Callable[[Pod, Any, Any], list[str]]) -> np.ndarray | None:
     """The feasible rows, found among the named nodes only by ``fits_on_node`` (the reference check, nominated
     pods included); None when the pod is not narrowed, fits on none of them, or a predicate errs there: the

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import predicates as reference
-from ..core.affinity_terms import REQUIRED_ANTI_AFFINITY
 from ..core.fit_error import ReasonLists, ReasonRows
 from ..errors import PredicateError
 from ..features import FeatureGates
@@ -23,16 +22,18 @@ from ..predicates.node_conditions import (
     TAINT_MEMORY_PRESSURE,
     tolerated_condition_taints,
 )
+from ..predicates.node_declared_features import NodeDeclaredFeaturesChecker
 from ..predicates.node_selector import cluster_required_terms
 from ..predicates.volume_binder import ClusterVolumeBindingChecker
 from ..predicates.volume_count import MaxPDVolumeCountChecker
 from ..predicates.volume_zone import VolumeZoneChecker
 from . import signature
+from .affinity_terms import REQUIRED_ANTI_AFFINITY
 from .reasons import Concatenated, ResourceShortfalls
 
 if TYPE_CHECKING:
-    from ..core.columns import NodeColumns
     from ..model.pod import Pod
+    from .columns import NodeColumns
 
 Mask = np.ndarray
 
@@ -306,5 +307,17 @@ def inter_pod_affinity(checker: PodAffinityChecker):
                 elif not _pod_matches_own_term(pod, term, namespaces):
                     mask[:] = False
         return mask
+
+    return form
+
+
+def node_declared_features(checker: NodeDeclaredFeaturesChecker):
+    """NodeDeclaredFeatures: every node at once, the reference's verdict (the columns' nodes all exist)."""
+    def form(pod: Pod, meta: Any, cols: NodeColumns) -> Mask:
+        reqs = checker.requirements(pod)
+        if not reqs:
+            return np.ones(len(cols.names), dtype=bool)
+        return np.fromiter((reqs <= node.declared_features for node in cols.nodes), dtype=bool,
+                           count=len(cols.nodes))
 
     return form

@@ -8,10 +8,10 @@ pod without volumes; inter-pod affinity when neither the pod nor any existing po
 concerns it) or reads only their summed requests and their number (PodFitsResources). The first kind
 gives the same verdict whatever pods are on the node, so it is asked once; the second is arithmetic.
 
-Each predicate declares which kind it is for a given pod (:func:`declare`, done where the built-ins are
-registered). A predicate without a declaration, or one whose declaration says "it depends" for this pod
-(host ports, volumes, affinity terms, topology spread, ServiceAffinity, any plugin), leaves the whole
-attempt to the reference. So does a node where the arithmetic cannot be sure (nominated pods with
+Each predicate declares which kind it is for a given pod (the ``preemption`` of its name's record,
+:class:`.forms.Forms`, registered with the built-ins). A predicate without a declaration, or one whose
+declaration says "it depends" for this pod (host ports, volumes, affinity terms, topology spread,
+ServiceAffinity, any plugin), leaves the whole attempt to the reference. So does a node where the arithmetic cannot be sure (nominated pods with
 affinity terms, a check that fails there). Where the preemptor does not fit even with its victims gone, every
 other check passed, so the reference's reasons are the resources' (once per predicate that adds them up).
 """
@@ -19,7 +19,7 @@ other check passed, so the reference's reasons are the resources' (once per pred
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,56 +31,54 @@ from ..errors import PredicateError
 from ..predicates.host import pod_fits_host
 from ..predicates.node_selector import pod_match_node_selector
 from ..predicates.resources import insufficient_resources, pod_request, resources_fit
-from . import predicate_form
+from .predicates import pod_fits_host as pod_fits_host_form
+from .predicates import pod_match_node_selector as pod_match_node_selector_form
 
 if TYPE_CHECKING:
     from ..cache.node_info import NodeInfo
     from ..model.disruption import PodDisruptionBudget
     from ..model.node import Node
     from ..model.pod import Pod
+    from .columns import NodeColumns
+    from .forms import Declaration, Forms
 
-DEPENDENCE = "preemption_dependence"
+#: A check whose verdict no pod on the node changes: the predicate (or a part of it), and its vectorised form
+#: (None: asked node by node).
+Check = tuple[Callable[..., Any], Callable[..., Any] | None]
 
 
 @dataclass(frozen=True, slots=True)
 class Dependence:
     """How a predicate's verdict for one pod depends on the pods on the node: ``resources`` when it
     includes PodFitsResources, and ``checks``, the predicates (itself, or its parts) whose verdict no pod
-    on the node changes."""
+    on the node changes, each with its vectorised form."""
 
     resources: bool = False
-    checks: tuple[Callable[..., Any], ...] = ()
+    checks: tuple[Check, ...] = ()
 
 
-Declaration = Callable[[Any, "Pod", Any], "Dependence | None"]
-
-
-def declare(reference: Any, declaration: Declaration) -> Any:
-    """Attach ``declaration(predicate, pod, meta) -> Dependence | None`` to a predicate (or its class)."""
-    setattr(reference, DEPENDENCE, staticmethod(declaration) if isinstance(reference, type) else declaration)
-    return reference
-
-
-def dependence(predicate: Any, pod: Pod, meta: Any) -> Dependence | None:
-    declaration = getattr(predicate, DEPENDENCE, None)
-    return declaration(predicate, pod, meta) if declaration is not None else None
+def dependence(forms: Forms | None, pod: Pod, meta: Any) -> Dependence | None:
+    """What the predicate of ``forms`` (its bound record; None: it has none) declares for ``pod``."""
+    if forms is None or forms.preemption is None:
+        return None
+    return forms.preemption(forms, pod, meta)
 
 
 # -- declarations ----------------------------------------------------------------------------------
-def ignores_pods(predicate: Any, pod: Pod, meta: Any) -> Dependence:
+def ignores_pods(forms: Forms, pod: Pod, meta: Any) -> Dependence:
     """The verdict reads the node (and the pod) only."""
-    return Dependence(checks=(predicate,))
+    return Dependence(checks=((forms.reference, forms.vectorized),))
 
 
-def adds_up_requests(predicate: Any, pod: Pod, meta: Any) -> Dependence:
+def adds_up_requests(forms: Forms, pod: Pod, meta: Any) -> Dependence:
     """PodFitsResources."""
     return Dependence(resources=True)
 
 
 def ignores_pods_unless(depends: Callable[[Pod, Any], bool]) -> Declaration:
     """The verdict reads the node only, unless ``depends(pod, meta)``."""
-    def declaration(predicate: Any, pod: Pod, meta: Any) -> Dependence | None:
-        return None if depends(pod, meta) else Dependence(checks=(predicate,))
+    def declaration(forms: Forms, pod: Pod, meta: Any) -> Dependence | None:
+        return None if depends(pod, meta) else Dependence(checks=((forms.reference, forms.vectorized),))
 
     return declaration
 
@@ -103,20 +101,21 @@ def has_affinity_terms(pod: Pod, meta: Any) -> bool:
     return pod.has_pod_affinity_constraints or meta is None or bool(meta.matching_anti_affinity_terms)
 
 
-def general_predicates(predicate: Any, pod: Pod, meta: Any) -> Dependence | None:
+def general_predicates(forms: Forms, pod: Pod, meta: Any) -> Dependence | None:
     """GeneralPredicates: PodFitsResources, and host name and node selector (host ports depend on pods)."""
     if has_host_ports(pod, meta):
         return None
-    return Dependence(resources=True, checks=(pod_fits_host, pod_match_node_selector))
+    return Dependence(resources=True, checks=((pod_fits_host, pod_fits_host_form),
+                                              (pod_match_node_selector, pod_match_node_selector_form)))
 
 
-def declarations(scheduler: Any, pod: Pod, meta: Any) -> tuple[int, list[Callable[..., Any]]] | None:
-    """For ``pod``: how many of the scheduler's predicates add up requests, and the checks that ignore the pods
-    (None when a predicate is undeclared or depends on the pods in another way)."""
+def declarations(predicates: Iterable[tuple[Any, Forms | None]], pod: Pod, meta: Any) -> tuple[int, list[Check]] | None:
+    """For ``pod``: how many of ``predicates`` (each with its bound record) add up requests, and the checks that
+    ignore the pods (None when a predicate is undeclared or depends on the pods in another way)."""
     resources = 0
-    checks: list[Callable[..., Any]] = []
-    for _, predicate in scheduler.algorithms_for(pod).ordered_predicates:
-        dep = dependence(predicate, pod, meta)
+    checks: list[Check] = []
+    for _, forms in predicates:
+        dep = dependence(forms, pod, meta)
         if dep is None:
             return None
         resources += dep.resources
@@ -129,31 +128,32 @@ class VictimArithmetic:
     """``selectVictimsOnNode`` for one preemptor by arithmetic: built by :meth:`plan` (None when a
     predicate's verdict may depend on the pods in another way), asked per node by :meth:`select`."""
 
-    def __init__(self, scheduler: Any, pod: Pod, meta: Any, resources: int, checks: Sequence[Callable[..., Any]]) -> None:
+    def __init__(self, scheduler: Any, columns: NodeColumns, pod: Pod, meta: Any, resources: int,
+                 checks: Sequence[Check]) -> None:
         self.pod = pod
         self.meta = meta
         self.resources = resources  # how many predicates add up requests (each gives the resources' reasons)
         self.request = pod_request(pod, meta)
         self.nominated = scheduler.nominated_pods
-        self.columns = scheduler.columns
+        self.columns = columns
         # Checks with a vectorised form are asked for every node at once (ANDed into one mask); the others
         # node by node.
         self.mask: np.ndarray | None = None
         self.per_node = []
-        if self.columns is not None:
-            self.columns.refresh()
-        for check in dict.fromkeys(checks):
-            form = predicate_form(check) if self.columns is not None else None
-            mask = form(pod, meta, self.columns) if form is not None else None
+        columns.refresh()
+        for check, form in dict(checks).items():  # a check named twice (GeneralPredicates, HostName) is asked once
+            mask = form(pod, meta, columns) if form is not None else None
             if mask is None:
                 self.per_node.append(check)
             else:
                 self.mask = mask if self.mask is None else self.mask & mask
 
     @classmethod
-    def plan(cls, scheduler: Any, pod: Pod, meta: Any) -> VictimArithmetic | None:
-        declared = declarations(scheduler, pod, meta)
-        return None if declared is None else cls(scheduler, pod, meta, *declared)
+    def plan(cls, scheduler: Any, columns: NodeColumns, predicates: Iterable[tuple[Any, Forms | None]], pod: Pod,
+             meta: Any) -> VictimArithmetic | None:
+        """For ``pod`` and the scheduler's ``predicates`` (each with its bound record)."""
+        declared = declarations(predicates, pod, meta)
+        return None if declared is None else cls(scheduler, columns, pod, meta, *declared)
 
     def _checks_pass(self, info: NodeInfo) -> bool:
         """Every pod-independent check passes on the node; False also when unsure (a check errs, or the
@@ -219,7 +219,6 @@ class VictimArithmetic:
         """For every row of the columns, :data:`KEY_COLUMNS` of :meth:`_by_requests` without nominated pods:
         kept per class of preemptors (priority, request, budgets) and brought up to date on the rows whose pods
         changed, so a preemption costs the nodes that changed since the last one, not every node."""
-        assert self.columns is not None
         key = ("Victims", self.pod.priority, self.request.request_key(), self.resources, budgets_key(pdbs))
         infos = self.columns.infos
 
@@ -266,7 +265,6 @@ class VictimTable:
     def __init__(self, arithmetic: VictimArithmetic, potential: Sequence[Node], pdbs: Sequence[PodDisruptionBudget],
                  infos: Mapping[str, NodeInfo], reference: Callable[[NodeInfo | None], VictimSelection]) -> None:
         cols = arithmetic.columns
-        assert cols is not None
         self.arithmetic, self.pdbs, self.infos = arithmetic, pdbs, infos
         self.names = [n.name for n in potential]
         index = cols.index
@@ -331,13 +329,15 @@ class VictimTable:
         self.candidates = self.candidates[self.candidates != k]
 
 
-def nominated_first_pass(scheduler: Any, pod: Pod, meta: Any) -> Callable[[NodeInfo, Sequence[Pod]], bool | None] | None:
+def nominated_first_pass(predicates: Iterable[tuple[Any, Forms | None]], pod: Pod,
+                         meta: Any) -> Callable[[NodeInfo, Sequence[Pod]], bool | None] | None:
     """``addNominatedPods``' first pass by arithmetic (the node's verdict with the nominated pods of the pod's
     priority or higher added): for a pod whose predicates all ignore the pods on a node or add up their
     requests, only PodFitsResources can change, so the pass fails where the vectorised verdict did or where
     the nominated pods' requests leave no room. The function answers for a node and its nominated pods; None
-    when one of them has inter-pod terms (the reference decides). None when a predicate is undeclared."""
-    declared = declarations(scheduler, pod, meta)
+    when one of them has inter-pod terms (the reference decides). None when a predicate is undeclared.
+    ``predicates``: the pod's, each with its bound record."""
+    declared = declarations(predicates, pod, meta)
     if declared is None:
         return None
     resources = declared[0]

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..algorithm import MAX_PRIORITY, PluginFactoryArgs
-from ..core.affinity_terms import PREFERRED, REQUIRED_AFFINITY
 from ..features import Rules
 from ..model.labels import SelectorError
 from ..model.topology import term_namespaces
@@ -25,10 +24,11 @@ from ..priorities.metadata import PriorityMetadata, non_zero_request, prefer_no_
 from ..priorities.node_affinity import cluster_preferred_terms, preferred_terms_error
 from ..priorities.selector_spreading import ZONE_WEIGHTING, get_zone_key
 from . import signature
+from .affinity_terms import PREFERRED, REQUIRED_AFFINITY
 
 if TYPE_CHECKING:
-    from ..core.columns import NodeColumns
     from ..model.pod import Pod
+    from .columns import NodeColumns
 
 I64 = np.int64
 F64 = np.float64
@@ -248,7 +248,7 @@ def selector_spread(pod: Pod, meta: Any, cols: NodeColumns, idx: np.ndarray) -> 
 def inter_pod_affinity(args: PluginFactoryArgs):
     """InterPodAffinityPriority by topology domain: each matching (pod, term) adds its weight to every
     candidate node in the domain of the pod's node. The existing pods' terms come grouped from the columns'
-    :class:`~..core.affinity_terms.AffinityTermIndex`, each group's selector tested once; every count is an
+    :class:`~.affinity_terms.AffinityTermIndex`, each group's selector tested once; every count is an
     integer sum over the same terms as upstream's walk."""
     hard_weight = args.hard_pod_affinity_symmetric_weight
 

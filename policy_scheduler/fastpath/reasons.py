@@ -20,19 +20,20 @@ from ..algorithm import FitPredicate, InsufficientResource
 from ..core.fit_error import ReasonLists, ReasonRows, RowReasons, summed_counts
 from ..core.nominated import NominatedPodLister, nominated_elsewhere
 from ..errors import PredicateError
-from . import reasons_form
 
 if TYPE_CHECKING:
     from ..cache.node_info import NodeInfo
-    from ..core.columns import NodeColumns
     from ..model.pod import Pod
+    from .columns import NodeColumns
 
 
 def failed_on_every_node(
-    pod: Pod, meta: Any, cols: NodeColumns, verdicts: Sequence[tuple[FitPredicate, np.ndarray]],
+    pod: Pod, meta: Any, cols: NodeColumns,
+    verdicts: Sequence[tuple[FitPredicate, Callable[..., ReasonRows] | None, np.ndarray]],
     nominated_pods: NominatedPodLister | None, pod_fits_on_node: Callable[[Pod, Any, NodeInfo], list[str]],
 ) -> RowReasons | None:
-    """Every node's failure reasons when none fits, as the reference path would give them: on each node only the
+    """Every node's failure reasons when none fits, as the reference path would give them (``verdicts``: each
+    predicate in order, with its reasons form, if any, and its verdict on every row): on each node only the
     predicates whose verdict was False run (a passing predicate adds no reason), in order; a node holding
     nominated pods gets the whole reference two-pass check (``pod_fits_on_node``). None if a predicate errs, or
     if a node would have no reason (the reference would let it through: it decides)."""
@@ -47,11 +48,10 @@ def failed_on_every_node(
     try:
         # Predicate by predicate, in order, the reasons on the rows it rejected: counted at once where it has a
         # reasons form.
-        for predicate, fits in verdicts:
+        for predicate, form, fits in verdicts:
             rows = np.flatnonzero(~fits & ~nominated)
             if not rows.size:
                 continue
-            form = reasons_form(predicate)
             if form is not None:
                 parts.append((rows, form(pod, meta, cols, rows)))
             else:

@@ -29,8 +29,8 @@ from ..priorities.topology_spread import MAX_NODE_SCORE, to_max_priority
 from . import predicates as fast_predicates
 
 if TYPE_CHECKING:
-    from ..core.columns import NodeColumns
     from ..model.pod import Pod
+    from .columns import NodeColumns
 
 I64 = np.int64
 

@@ -11,7 +11,7 @@ skips the plugin). A node lacking a required feature fails with upstream's reaso
 ``UnschedulableAndUnresolvable`` there: preemption never helps on it (``core/preemption.py``).
 
 The verdict reads the node and the pod only, so preemption's arithmetic asks it once per node and the
-vectorised form is a set test per node.
+vectorised form (:func:`policy_scheduler.fastpath.predicates.node_declared_features`) is a set test per node.
 """
 
 from __future__ import annotations
@@ -19,15 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ..model.node_features import required_features
 from .metadata import require_node
 
 if TYPE_CHECKING:
     from ..algorithm import FitPredicate, PluginFactoryArgs
     from ..cache.node_info import NodeInfo
-    from ..core.columns import NodeColumns
     from ..model.pod import Pod
 
 NAME = "NodeDeclaredFeatures"
@@ -61,14 +58,6 @@ class NodeDeclaredFeaturesChecker:
         if reqs <= require_node(node_info).declared_features:
             return True, []
         return False, [ERR_REASON_UNSATISFIED_REQUIREMENTS]
-
-    def form(self, pod: Pod, meta: Any, cols: NodeColumns) -> np.ndarray:
-        """The vectorised form: every node at once, the reference's verdict (the columns' nodes all exist)."""
-        reqs = self.requirements(pod)
-        if not reqs:
-            return np.ones(len(cols.names), dtype=bool)
-        return np.fromiter((reqs <= node.declared_features for node in cols.nodes), dtype=bool,
-                           count=len(cols.nodes))
 
 
 def new_node_declared_features_predicate(args: PluginFactoryArgs) -> FitPredicate:

@@ -259,7 +259,7 @@ def test_extenders_on_both_paths(vectorized):
             "cpu": "4", "memory": "8Gi", "pods": "110"}}}))
     scheduler = create_from_keys(["PodFitsResources"], ["LeastRequestedPriority"], [ext], cluster=cluster,
                                  vectorized=vectorized)
-    assert (scheduler.columns is not None) == vectorized
+    assert (scheduler.fast_path is not None) == vectorized
     assert scheduler.schedule(_pod("p")) == "machine3"
     assert calls == ["filter", "prioritize"]
     ext.reject = {"machine1", "machine2", "machine3"}
@@ -338,7 +338,7 @@ def test_zero_request(pod_scale, equals_25, vectorized):
     pod = Pod({"metadata": {"name": "new", "namespace": "default"}, "spec": _zero_request_spec(pod_scale)})
     nodes = cluster.node_list()
     if vectorized:
-        totals = list(scheduler._prioritize_vectorized(pod, scheduler.columns, np.arange(len(nodes))))
+        totals = list(scheduler.fast_path.prioritize(scheduler, pod, np.arange(len(nodes))))
     else:
         totals = [hp.score for hp in scheduler.prioritize_nodes(pod, nodes)]
     assert all((t == 25) == equals_25 for t in totals), totals

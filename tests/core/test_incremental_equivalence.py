@@ -95,9 +95,9 @@ def test_incremental_state_decides_as_the_reference(history, kind):
             raw["metadata"]["name"] = f"{run}-{k}"
             raw["metadata"]["uid"] = f"uid-{raw['metadata']['name']}"
             pod = Pod(raw)
-            fast.columns.refresh()
+            fast.fast_path.columns.refresh()
             check_forms_against_reference(fast, pod)
-            rows = len(fast.columns.names)
+            rows = len(fast.fast_path.columns.names)
             if rows:
                 candidates = np.array(sorted(rng.sample(range(rows), rng.randint(1, rows))), dtype=np.int64)
                 check_priority_forms(fast, pod, candidates)

@@ -46,10 +46,11 @@ def cluster(cpu: dict[str, str] | None = None) -> ClusterState:
 
 def rows(scheduler, raw: dict, rules: Rules = Rules.CLUSTER):
     pod = Pod(raw, rules)
-    scheduler.columns.refresh()
+    scheduler.fast_path.columns.refresh()
     meta = scheduler.predicate_metadata_producer(pod, scheduler.cluster.node_infos)
-    found = named_node_rows(pod, meta, scheduler.columns, scheduler.algorithms_for(pod).predicates.values())
-    return None if found is None else [scheduler.columns.names[i] for i in found]
+    predicates = scheduler.fast_path.plan(scheduler.algorithms_for(pod)).predicates
+    found = named_node_rows(pod, meta, scheduler.fast_path.columns, predicates)
+    return None if found is None else [scheduler.fast_path.columns.names[i] for i in found]
 
 
 def test_a_daemonset_pod_is_narrowed_to_its_node():

@@ -54,9 +54,9 @@ STEPS = {
 
 
 def decide_both(fast, reference, pod: Pod) -> tuple:
-    fast.columns.refresh()
+    fast.fast_path.columns.refresh()
     check_forms_against_reference(fast, pod)
-    rows = len(fast.columns.names)
+    rows = len(fast.fast_path.columns.names)
     check_priority_forms(fast, pod, np.arange(rows, dtype=np.int64))
     got = outcome(fast, pod)
     assert got == outcome(reference, copy.copy(pod)), pod.ref
@@ -71,7 +71,7 @@ def test_vectorized_path_matches_reference_through_a_resize(kind, step):
     existing = [raw_pod("resized", spec_cpu, "node-0", during, memory="1Gi"), raw_pod("filler", "1", "node-1")]
     fast = build(kind, build_cluster(nodes, existing), vectorized=True)
     reference = build(kind, build_cluster(nodes, existing), vectorized=False)
-    fast.columns.refresh()
+    fast.fast_path.columns.refresh()
     # The resized pod holds its larger size: node-0 has less room than node-1 (or none).
     decide_both(fast, reference, Pod(raw_pod("first", "100m")))
     for scheduler in (fast, reference):  # what the scheduler cache does with the status update
@@ -87,6 +87,6 @@ def test_the_columns_count_the_larger_size():
     nodes = [raw_node("node-0", "2")]
     fast = build("DefaultProvider", build_cluster(nodes, [raw_pod("resized", "500m", "node-0", STEPS["shrink"][1])]),
                  vectorized=True)
-    fast.columns.refresh()
-    assert int(fast.columns.req_cpu[0]) == 1500
-    assert int(fast.columns.nonzero_cpu[0]) == 1500
+    fast.fast_path.columns.refresh()
+    assert int(fast.fast_path.columns.req_cpu[0]) == 1500
+    assert int(fast.fast_path.columns.nonzero_cpu[0]) == 1500

@@ -21,7 +21,7 @@ from policy_scheduler.cache.cluster import ClusterState
 from policy_scheduler.core.fit_error import FitError
 from policy_scheduler.errors import PredicateError, PriorityError, SchedulingError
 from policy_scheduler.factory import create_from_policy, create_from_provider
-from policy_scheduler.fastpath import predicate_form, priority_form, reasons_form
+from policy_scheduler.fastpath import priority_form
 from policy_scheduler.model.node import Node
 from policy_scheduler.model.pod import Pod
 from policy_scheduler.model.workloads import LabelSelectedController, ReplicationController, Service
@@ -241,13 +241,15 @@ def _reason(r):
 
 
 def check_forms_against_reference(scheduler, pod):
-    """Every vectorised form equals its reference function on every node (candidates for priorities)."""
-    cols = scheduler.columns
+    """Every vectorised form equals its reference function on every node (candidates for priorities): the forms of
+    the records registered with the scheduler's predicates and priorities."""
+    cols = scheduler.fast_path.columns
     infos = scheduler.cluster.node_infos
     meta = scheduler.predicate_metadata_producer(pod, infos)
     algorithms = scheduler.algorithms_for(pod)
     for name, predicate in algorithms.ordered_predicates:
-        form = predicate_form(predicate)
+        forms = scheduler.fast_path.predicate_record(name, predicate)
+        form = forms.vectorized if forms is not None else None
         mask = form(pod, meta, cols) if form else None
         if mask is None:
             continue
@@ -257,7 +259,7 @@ def check_forms_against_reference(scheduler, pod):
             except PredicateError:
                 raise AssertionError(f"{name}: form answered where the reference errors") from None
             assert bool(mask[i]) == want, (name, cols.names[i])
-        explain = reasons_form(predicate)
+        explain = forms.reasons
         if explain is not None:
             rows = np.flatnonzero(~mask)
             got = explain(pod, meta, cols, rows)  # counted at once, listed on demand: both must be the reference's
@@ -271,27 +273,27 @@ def check_forms_against_reference(scheduler, pod):
 
 def check_priority_forms(scheduler, pod, candidates):
     """Each priority form over ``candidates`` (rows) equals the reference map and reduce over those nodes."""
-    cols = scheduler.columns
+    cols = scheduler.fast_path.columns
     subset = [cols.nodes[int(i)] for i in candidates]
     pmeta = scheduler.priority_metadata_producer(pod, scheduler.cluster.node_infos)
     for config in scheduler.algorithms_for(pod).prioritizers:
-        form = priority_form(config)
+        form = priority_form(config, scheduler.fast_path.priority_record(config))
         scores = form(pod, pmeta, cols, candidates) if form else None
         if scores is None:
             continue
         try:
-            want = [hp.score for hp in scheduler._run_priority(config, pod, pmeta, subset)]
+            want = [hp.score for hp in scheduler.run_priority(config, pod, pmeta, subset)]
         except PriorityError:
             raise AssertionError(f"{config.name}: form answered where the reference errors") from None
         scores = np.broadcast_to(scores, candidates.shape).tolist()  # an int: every candidate's score
         assert scores == want, (config.name, candidates.tolist(), scores, want)
-    for step in scheduler.algorithms_for(pod).priority_plan:
+    for step in scheduler.fast_path.plan(scheduler.algorithms_for(pod)).priorities:
         if len(step.configs) == 1:
             continue  # checked above
         # Merged forms (the request-based scores): their one array is the weighted sum of the references'.
         want = np.zeros(candidates.size, dtype=np.int64)
         for config in step.configs:
-            want += config.weight * np.array([hp.score for hp in scheduler._run_priority(config, pod, pmeta, subset)])
+            want += config.weight * np.array([hp.score for hp in scheduler.run_priority(config, pod, pmeta, subset)])
         scores = step.form(pod, pmeta, cols, candidates)
         assert scores.tolist() == want.tolist(), ([c.name for c in step.configs], candidates.tolist())
 
@@ -302,7 +304,7 @@ def test_vectorized_path_matches_reference(scenario, kind):
     node_list, existing, pending = scenario
     fast = build(kind, build_cluster(node_list, existing), vectorized=True)
     reference = build(kind, build_cluster(node_list, existing), vectorized=False)
-    assert fast.columns is not None and reference.columns is None
+    assert fast.fast_path is not None and reference.fast_path is None
     for raw in pending:
         pod = Pod(raw)
         check_forms_against_reference(fast, pod)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from policy_scheduler.cache.cluster import ClusterState
-from policy_scheduler.core.columns import NodeColumns
+from policy_scheduler.fastpath.columns import NodeColumns
 from policy_scheduler.fastpath.predicates import inter_pod_affinity as vectorised
 from policy_scheduler.features import Rules
 from policy_scheduler.model.pod import Pod

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from policy_scheduler.core.columns import NodeColumns
+from policy_scheduler.fastpath.columns import NodeColumns
 from policy_scheduler.fastpath.priorities import inter_pod_affinity as vectorised
 from policy_scheduler.features import Rules
 from policy_scheduler.model.pod import Pod

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from policy_scheduler.core.columns import NodeColumns
 from policy_scheduler.errors import PriorityError
+from policy_scheduler.fastpath.columns import NodeColumns
 from policy_scheduler.fastpath.topology_spread import score_form
 from policy_scheduler.features import FeatureGates, Rules
 from policy_scheduler.model.pod import Pod
