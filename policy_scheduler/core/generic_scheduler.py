@@ -26,7 +26,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..algorithm import FitPredicate, HostPriority, PriorityConfig
@@ -36,6 +36,7 @@ from ..errors import PredicateError, PriorityError, SchedulingError
 from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
+from .explain import Explanation, ExtenderCall, NodeExplanation, PredicateResult
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
 from .fast_path import FastPath
 from .fit_error import NO_NODES_AVAILABLE, FitError
@@ -71,63 +72,6 @@ def evaluation_order(names: Sequence[str]) -> list[str]:
     ordered = [n for n in ORDERING if n in present]
     listed = set(ordered)
     return ordered + sorted(n for n in present if n not in listed)
-
-
-@dataclass(slots=True)
-class PredicateResult:
-    fit: bool
-    reasons: list[str] = field(default_factory=list)
-    error: str | None = None
-
-
-@dataclass(slots=True)
-class ExtenderVerdict:
-    """One extender's say on one node: its filter verdict (None: the node was not sent to its filter),
-    its ``failedNodes`` message, and its prioritize score and weight (None: not scored)."""
-
-    fit: bool | None = None
-    reasons: list[str] = field(default_factory=list)
-    score: int | None = None
-    weight: int | None = None
-
-
-@dataclass(slots=True)
-class ExtenderCall:
-    """What became of one extender verb for the pod: ``called``, ``not interested`` (managedResources),
-    ``no verb``, ``error`` (the attempt failed, or for prioritize: its scores dropped) or
-    ``ignored error`` (an ignorable extender's filter failed and was skipped)."""
-
-    extender: str
-    verb: str
-    outcome: str
-    error: str | None = None
-
-
-@dataclass(slots=True)
-class NodeExplanation:
-    fit: bool
-    predicates: dict[str, PredicateResult] = field(default_factory=dict)
-    priorities: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (score, weight)
-    total: int | None = None
-    extenders: dict[str, ExtenderVerdict] = field(default_factory=dict)  # extender name (urlPrefix) -> verdict
-    nominated_pods: list[str] = field(default_factory=list)  # pods nominated here, counted in the first pass
-
-    def extender(self, name: str) -> ExtenderVerdict:
-        return self.extenders.setdefault(name, ExtenderVerdict())
-
-
-@dataclass(slots=True)
-class Explanation:
-    pod: str
-    host: str | None = None
-    error: str | None = None
-    nodes: dict[str, NodeExplanation] = field(default_factory=dict)
-    extenders: list[ExtenderCall] = field(default_factory=list)
-    node_name: str = ""  # the pod's spec.nodeName: bound by name, never scheduled
-    preemption: PreemptionResult | None = None  # gate PodPriority: what preemption would do
-    fit_error: FitError | None = field(default=None, repr=False)
-    volumes: list[Any] = field(default_factory=list)  # the cluster's rules: VolumeActions on the host (late-bound claims)
-    gates: tuple[str, ...] = ()  # the pod is gated (cluster rules): never decided while these remain
 
 
 @dataclass(frozen=True, slots=True)
