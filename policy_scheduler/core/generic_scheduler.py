@@ -9,10 +9,12 @@ Where upstream leaves an order unspecified (Go map iteration, goroutine completi
 deterministic: nodes in name order, predicates in the 1.10 evaluation order followed by the remaining
 names in ascending order, aggregated error messages sorted.
 
-This is the *reference* path: every predicate and priority node by node (it alone explains, and its
-messages and errors are the ones shown). A scheduler given a ``fast_path`` (:mod:`.fast_path`; the factory gives
-every scheduler built with ``vectorized=True``, the default, the vectorised one of
-:mod:`policy_scheduler.fastpath`) asks it first and decides the reference way whenever it answers None.
+This is the *reference* path: every predicate and priority node by node, with the algorithms
+(:class:`Algorithms`) it is given; its messages and errors are the ones shown. A scheduler given a ``fast_path``
+(:mod:`.fast_path`; the factory gives every scheduler built with ``vectorized=True``, the default, the vectorised
+one of :mod:`policy_scheduler.fastpath`) asks it first and decides the reference way whenever it answers None.
+:meth:`GenericScheduler.explain` (:mod:`policy_scheduler.core.explain`) runs the reference steps with the
+algorithms wrapped to record what each decided.
 
 Gate ``PodPriority``: with ``nominated_pods`` set (the scheduling queue's nominations), every node holding
 nominated pods is checked the reference way, twice (:mod:`policy_scheduler.core.nominated`), on both
@@ -36,11 +38,12 @@ from ..errors import PredicateError, PriorityError, SchedulingError
 from ..model.node import Node
 from ..model.pod import Pod
 from ..predicates import ORDERING
+from .explain import Explanation, explain
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
 from .fast_path import FastPath
 from .fit_error import NO_NODES_AVAILABLE, FitError
 from .fit_error import fit_error_message as fit_error_message  # re-exported: its importers predate fit_error
-from .modern_pods import PodGatedError, check_schedulable
+from .modern_pods import check_schedulable
 from .nominated import NominatedPodLister, add_nominated_pods
 from .preemption import PreemptionResult, preempt
 
@@ -73,63 +76,6 @@ def evaluation_order(names: Sequence[str]) -> list[str]:
     return ordered + sorted(n for n in present if n not in listed)
 
 
-@dataclass(slots=True)
-class PredicateResult:
-    fit: bool
-    reasons: list[str] = field(default_factory=list)
-    error: str | None = None
-
-
-@dataclass(slots=True)
-class ExtenderVerdict:
-    """One extender's say on one node: its filter verdict (None: the node was not sent to its filter),
-    its ``failedNodes`` message, and its prioritize score and weight (None: not scored)."""
-
-    fit: bool | None = None
-    reasons: list[str] = field(default_factory=list)
-    score: int | None = None
-    weight: int | None = None
-
-
-@dataclass(slots=True)
-class ExtenderCall:
-    """What became of one extender verb for the pod: ``called``, ``not interested`` (managedResources),
-    ``no verb``, ``error`` (the attempt failed, or for prioritize: its scores dropped) or
-    ``ignored error`` (an ignorable extender's filter failed and was skipped)."""
-
-    extender: str
-    verb: str
-    outcome: str
-    error: str | None = None
-
-
-@dataclass(slots=True)
-class NodeExplanation:
-    fit: bool
-    predicates: dict[str, PredicateResult] = field(default_factory=dict)
-    priorities: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (score, weight)
-    total: int | None = None
-    extenders: dict[str, ExtenderVerdict] = field(default_factory=dict)  # extender name (urlPrefix) -> verdict
-    nominated_pods: list[str] = field(default_factory=list)  # pods nominated here, counted in the first pass
-
-    def extender(self, name: str) -> ExtenderVerdict:
-        return self.extenders.setdefault(name, ExtenderVerdict())
-
-
-@dataclass(slots=True)
-class Explanation:
-    pod: str
-    host: str | None = None
-    error: str | None = None
-    nodes: dict[str, NodeExplanation] = field(default_factory=dict)
-    extenders: list[ExtenderCall] = field(default_factory=list)
-    node_name: str = ""  # the pod's spec.nodeName: bound by name, never scheduled
-    preemption: PreemptionResult | None = None  # gate PodPriority: what preemption would do
-    fit_error: FitError | None = field(default=None, repr=False)
-    volumes: list[Any] = field(default_factory=list)  # the cluster's rules: VolumeActions on the host (late-bound claims)
-    gates: tuple[str, ...] = ()  # the pod is gated (cluster rules): never decided while these remain
-
-
 @dataclass(frozen=True, slots=True)
 class PodScoped:
     """A predicate or a priority that applies to the pods ``applies`` accepts although the algorithm
@@ -144,16 +90,20 @@ class PodScoped:
 
 @dataclass(slots=True)
 class Algorithms:
-    """The predicates (also in evaluation order) and priorities used for a pod."""
+    """The predicates (also in evaluation order), priorities and extenders used for a pod."""
 
     predicates: dict[str, FitPredicate]
     ordered_predicates: list[tuple[str, FitPredicate]]
     prioritizers: list[PriorityConfig]
+    extenders: list[SchedulerExtender] = field(default_factory=list)
 
     @classmethod
-    def build(cls, predicates: Mapping[str, FitPredicate], prioritizers: Sequence[PriorityConfig]) -> Algorithms:
+    def build(
+        cls, predicates: Mapping[str, FitPredicate], prioritizers: Sequence[PriorityConfig],
+        extenders: Sequence[SchedulerExtender] = (),
+    ) -> Algorithms:
         ordered = [(n, predicates[n]) for n in evaluation_order(list(predicates))]
-        return cls(dict(predicates), ordered, list(prioritizers))
+        return cls(dict(predicates), ordered, list(prioritizers), list(extenders))
 
 
 class GenericScheduler:
@@ -169,7 +119,8 @@ class GenericScheduler:
         pod_scoped: Sequence[PodScoped] = (),
     ) -> None:
         self.cluster = cluster
-        self._base = Algorithms.build(predicates, prioritizers)
+        self.extenders = list(extenders)
+        self._base = Algorithms.build(predicates, prioritizers, self.extenders)
         self.predicates = self._base.predicates
         self.predicate_order = [n for n, _ in self._base.ordered_predicates]
         self._ordered_predicates = self._base.ordered_predicates
@@ -178,7 +129,6 @@ class GenericScheduler:
         self._variants: dict[tuple[bool, ...], Algorithms] = {}
         self.predicate_metadata_producer = predicate_metadata_producer or (lambda pod, infos: None)
         self.priority_metadata_producer = priority_metadata_producer or (lambda pod, infos: None)
-        self.extenders = list(extenders)
         self.last_node_index = 0
         # Gate PodPriority: the scheduling queue's nominated pods (None: nothing is ever nominated).
         self.nominated_pods: NominatedPodLister | None = None
@@ -187,7 +137,7 @@ class GenericScheduler:
         self._extender_pool: ThreadPoolExecutor | None = None
 
     def algorithms_for(self, pod: Pod) -> Algorithms:
-        """The algorithm's predicates and priorities, plus the pod-scoped ones that apply to ``pod``."""
+        """The algorithm's predicates, priorities and extenders, plus the pod-scoped ones that apply to ``pod``."""
         if not self.pod_scoped:
             return self._base
         key = tuple(s.applies(pod) for s in self.pod_scoped)
@@ -204,7 +154,7 @@ class GenericScheduler:
                     predicates[scoped.predicate[0]] = scoped.predicate[1]
                 if scoped.priority is not None:
                     prioritizers.append(scoped.priority)
-            variant = self._variants[key] = Algorithms.build(predicates, prioritizers)
+            variant = self._variants[key] = Algorithms.build(predicates, prioritizers, self._base.extenders)
         return variant
 
     def close(self) -> None:
@@ -217,20 +167,17 @@ class GenericScheduler:
     # -- the algorithm ----------------------------------------------------------------------------
     def schedule(self, pod: Pod) -> str:
         """Pick a node for ``pod``; raises FitError or SchedulingError."""
-        return self._schedule(pod, None)
+        nodes = self.candidate_nodes(pod)
+        if self.fast_path is not None:
+            host = self.fast_path.schedule(self, pod)
+            if host is not None:
+                return host
+        return self.decide(pod, nodes, self.algorithms_for(pod))
 
     def explain(self, pod: Pod) -> Explanation:
-        """Schedule ``pod`` and record every predicate's verdict and every priority's score per node."""
-        explanation = Explanation(pod=pod.ref)
-        try:
-            explanation.host = self._schedule(pod, explanation)
-        except SchedulingError as e:
-            explanation.error = str(e)
-            if isinstance(e, FitError):
-                explanation.fit_error = e
-            elif isinstance(e, PodGatedError):
-                explanation.gates = e.gates
-        return explanation
+        """Schedule ``pod`` the reference way and record every predicate's verdict and every priority's score per
+        node (:func:`policy_scheduler.core.explain.explain`)."""
+        return explain(self, pod)
 
     def preempt(
         self, pod: Pod, error: FitError, pdbs: Sequence[PodDisruptionBudget] = (), nominated_node: str | None = None,
@@ -240,214 +187,152 @@ class GenericScheduler:
         :func:`policy_scheduler.core.preemption.preempt`)."""
         return preempt(self, pod, error, pdbs=pdbs, nominated_node=nominated_node, detail=detail)
 
-    def _schedule(self, pod: Pod, explanation: Explanation | None) -> str:
-        check_schedulable(pod)  # a gated pod, or one carrying a field we refuse (cluster rules only)
+    def candidate_nodes(self, pod: Pod) -> list[Node]:
+        """The nodes to decide among; raises for a pod refused whatever the nodes (gated, or carrying a field we
+        refuse: cluster rules only) and when there is no node."""
+        check_schedulable(pod)
         nodes = self.cluster.node_list()
         if not nodes:
             raise SchedulingError(NO_NODES_AVAILABLE)
-        if explanation is None and self.fast_path is not None:
-            host = self.fast_path.schedule(self, pod)
-            if host is not None:
-                return host
-        filtered, failed = self.find_nodes_that_fit(pod, nodes, explanation)
+        return nodes
+
+    def decide(self, pod: Pod, nodes: Sequence[Node], algorithms: Algorithms) -> str:
+        """The reference path: filter ``nodes`` with ``algorithms``, then prioritize and select (one feasible node
+        is the host without either)."""
+        filtered = self.feasible_nodes(pod, nodes, algorithms)
+        if len(filtered) == 1:
+            return filtered[0].name
+        return self.select_host(self.prioritize_nodes(pod, filtered, algorithms))
+
+    def feasible_nodes(self, pod: Pod, nodes: Sequence[Node], algorithms: Algorithms) -> list[Node]:
+        """The nodes that pass the predicates and the extenders' filters; FitError when none does."""
+        filtered, failed = self.find_nodes_that_fit(pod, nodes, algorithms)
         if not filtered:
             raise FitError(pod, len(nodes), failed)
-        if len(filtered) == 1:
-            if explanation is not None:
-                self._explain_single(pod, filtered, explanation)
-            return filtered[0].name
-        priority_list = self.prioritize_nodes(pod, filtered, explanation)
-        return self.select_host(priority_list)
+        return filtered
 
     def find_nodes_that_fit(
-        self, pod: Pod, nodes: Sequence[Node], explanation: Explanation | None = None
+        self, pod: Pod, nodes: Sequence[Node], algorithms: Algorithms | None = None
     ) -> tuple[list[Node], dict[str, list[str]]]:
-        filtered, failed = self.predicate_filter(pod, nodes, explanation)
-        if filtered and self.extenders:
-            filtered = self.extender_filter(pod, filtered, failed, explanation)
+        if algorithms is None:
+            algorithms = self.algorithms_for(pod)
+        filtered, failed = self.predicate_filter(pod, nodes, algorithms)
+        if filtered and algorithms.extenders:
+            filtered = self.extender_filter(pod, filtered, failed, algorithms)
         return filtered, failed
 
     def predicate_filter(
-        self, pod: Pod, nodes: Sequence[Node], explanation: Explanation | None
+        self, pod: Pod, nodes: Sequence[Node], algorithms: Algorithms | None = None
     ) -> tuple[list[Node], dict[str, list[str]]]:
         """The predicates over ``nodes``: those that fit, and every other node's reasons."""
+        if algorithms is None:
+            algorithms = self.algorithms_for(pod)
         failed: dict[str, list[str]] = {}
-        if not self.algorithms_for(pod).predicates:
-            filtered = list(nodes)
-            if explanation is not None:
-                for node in nodes:
-                    explanation.nodes[node.name] = NodeExplanation(fit=True)
-        else:
-            infos = self.cluster.node_infos
-            meta = self.predicate_metadata_producer(pod, infos)
-            errors: Counter[str] = Counter()
-            filtered = []
-            for node in nodes:
-                info = infos.get(node.name)
-                try:
-                    if explanation is None:
-                        reasons = self.pod_fits_on_node(pod, meta, info)
-                    else:
-                        reasons = self._explain_node(pod, meta, info, node.name, explanation)
-                except PredicateError as e:
-                    errors[str(e)] += 1
-                    continue
-                if reasons:
-                    failed[node.name] = reasons
-                else:
-                    filtered.append(node)
-            if errors:
-                raise SchedulingError(aggregate_message_counts(errors))
+        if not algorithms.predicates:
+            return list(nodes), failed
+        infos = self.cluster.node_infos
+        meta = self.predicate_metadata_producer(pod, infos)
+        errors: Counter[str] = Counter()
+        filtered = []
+        for node in nodes:
+            try:
+                reasons = self.pod_fits_on_node(pod, meta, infos.get(node.name), algorithms)
+            except PredicateError as e:
+                errors[str(e)] += 1
+                continue
+            if reasons:
+                failed[node.name] = reasons
+            else:
+                filtered.append(node)
+        if errors:
+            raise SchedulingError(aggregate_message_counts(errors))
         return filtered, failed
 
-    def pod_fits_on_node(self, pod: Pod, meta: Any, info: NodeInfo | None) -> list[str]:
+    def pod_fits_on_node(
+        self, pod: Pod, meta: Any, info: NodeInfo | None, algorithms: Algorithms | None = None
+    ) -> list[str]:
         """Run every predicate; return the concatenated failure reasons (empty: the pod fits).
 
         A node with nominated pods is checked twice (``generic_scheduler.md`` §3.1): with the nominated
         pods of priority >= the pod's added, then, if that passes, as it is.
         """
+        if algorithms is None:
+            algorithms = self.algorithms_for(pod)
         if self.nominated_pods is not None:
             added = add_nominated_pods(pod, meta, info, self.nominated_pods)
             if added is not None:
-                failed = self._run_predicates(pod, added[0], added[1])
+                failed = self._run_predicates(pod, added[0], added[1], algorithms)
                 if failed:
                     return failed
-        return self._run_predicates(pod, meta, info)
+        return self._run_predicates(pod, meta, info, algorithms)
 
-    def _run_predicates(self, pod: Pod, meta: Any, info: NodeInfo | None) -> list[str]:
+    @staticmethod
+    def _run_predicates(pod: Pod, meta: Any, info: NodeInfo | None, algorithms: Algorithms) -> list[str]:
         failed: list[str] = []
-        for _, predicate in self.algorithms_for(pod).ordered_predicates:
+        for _, predicate in algorithms.ordered_predicates:
             fit, reasons = predicate(pod, meta, info)
             if not fit:
                 failed.extend(reasons)
         return failed
 
-    def _explain_node(
-        self, pod: Pod, meta: Any, info: NodeInfo | None, node_name: str, explanation: Explanation
-    ) -> list[str]:
-        node_explanation = explanation.nodes[node_name] = NodeExplanation(fit=True)
-        added = add_nominated_pods(pod, meta, info, self.nominated_pods) if self.nominated_pods is not None else None
-        if added is not None:
-            node_explanation.nominated_pods = [p.ref for p in added[2]]
-            failed = self._explain_pass(pod, added[0], added[1], node_explanation)
-            if failed:
-                return failed
-        return self._explain_pass(pod, meta, info, node_explanation)
-
-    def _explain_pass(self, pod: Pod, meta: Any, info: NodeInfo | None, node_explanation: NodeExplanation) -> list[str]:
-        """Every predicate once, each verdict recorded (a predicate's error keeps the reasons it gave)."""
-        node_explanation.predicates.clear()
-        failed: list[str] = []
-        first_error: PredicateError | None = None
-        for name, predicate in self.algorithms_for(pod).ordered_predicates:
-            try:
-                fit, reasons = predicate(pod, meta, info)
-            except PredicateError as e:
-                node_explanation.predicates[name] = PredicateResult(False, [str(r) for r in e.reasons], str(e))
-                node_explanation.fit = False
-                first_error = first_error or e
-                continue
-            node_explanation.predicates[name] = PredicateResult(fit, [str(r) for r in reasons] if not fit else [])
-            if not fit:
-                node_explanation.fit = False
-                failed.extend(reasons)
-        if first_error is not None:
-            raise first_error
-        return failed
-
     def extender_filter(
-        self, pod: Pod, filtered: list[Node], failed: dict[str, list[str]], explanation: Explanation | None
+        self, pod: Pod, filtered: list[Node], failed: dict[str, list[str]], algorithms: Algorithms | None = None
     ) -> list[Node]:
         """Each extender in turn narrows ``filtered``; its ``failedNodes`` messages join ``failed``."""
+        if algorithms is None:
+            algorithms = self.algorithms_for(pod)
         infos = self.cluster.node_infos
-        for extender in self.extenders:
+        for extender in algorithms.extenders:
             name = extender.name
             if not filters(extender) or not interested(extender, pod):
-                if explanation is not None:
-                    outcome = "no verb" if not filters(extender) else "not interested"
-                    explanation.extenders.append(ExtenderCall(name, "filter", outcome))
                 continue
             try:
                 kept, failed_nodes = extender.filter(pod, filtered, infos)
             except Exception as e:
                 if not ignorable(extender):
-                    if explanation is not None:
-                        explanation.extenders.append(ExtenderCall(name, "filter", "error", str(e)))
                     raise
                 log.warning("Skipping extender %s as it returned error %s and has ignorable flag set", name, e)
-                if explanation is not None:
-                    explanation.extenders.append(ExtenderCall(name, "filter", "ignored error", str(e)))
                 continue
             for node_name, message in failed_nodes.items():
                 failed.setdefault(node_name, []).append(ExtenderFailure(message))
-            if explanation is not None:
-                explanation.extenders.append(ExtenderCall(name, "filter", "called"))
-                self._explain_extender_filter(name, filtered, kept, failed_nodes, explanation)
             filtered = kept
             if not filtered:
                 break
         return filtered
 
-    @staticmethod
-    def _explain_extender_filter(
-        name: str, sent: list[Node], kept: list[Node], failed_nodes: Mapping[str, str], explanation: Explanation
-    ) -> None:
-        kept_names = {n.name for n in kept}
-        for node in sent:
-            verdict = explanation.nodes[node.name].extender(name)
-            verdict.fit = node.name in kept_names
-            if not verdict.fit:
-                explanation.nodes[node.name].fit = False
-        for node_name, message in failed_nodes.items():
-            node_explanation = explanation.nodes.get(node_name)
-            if node_explanation is not None:
-                verdict = node_explanation.extender(name)
-                verdict.fit = False
-                verdict.reasons.append(message)
-                node_explanation.fit = False
-
     def prioritize_nodes(
-        self, pod: Pod, nodes: Sequence[Node], explanation: Explanation | None = None
+        self, pod: Pod, nodes: Sequence[Node], algorithms: Algorithms | None = None
     ) -> list[HostPriority]:
+        if algorithms is None:
+            algorithms = self.algorithms_for(pod)
         infos = self.cluster.node_infos
-        prioritizers = self.algorithms_for(pod).prioritizers
-        if not prioritizers and not self.extenders:
+        prioritizers = algorithms.prioritizers
+        if not prioritizers and not algorithms.extenders:
             out = []
             for node in nodes:
                 info = infos.get(node.name)
                 if info is None or info.node is None:
                     raise SchedulingError("node not found")
                 out.append(HostPriority(node.name, 1))
-            if explanation is not None:
-                for hp in out:
-                    node_explanation = explanation.nodes[hp.host]
-                    node_explanation.priorities["EqualPriority"] = (1, 1)
-                    node_explanation.total = 1
             return out
         meta = self.priority_metadata_producer(pod, infos)
-        results = self._run_priorities(pod, meta, nodes)
+        results = self._run_priorities(pod, meta, nodes, algorithms)
         totals = [0] * len(nodes)
         for config, result in zip(prioritizers, results):
             weight = config.weight
             for j in range(len(nodes)):
                 totals[j] += result[j].score * weight
-        if explanation is not None:
-            for config, result in zip(prioritizers, results):
-                for j, node in enumerate(nodes):
-                    explanation.nodes[node.name].priorities[config.name] = (result[j].score, config.weight)
-        if self.extenders:
-            self.extender_prioritize(pod, nodes, totals, explanation)
-        out = [HostPriority(node.name, totals[j]) for j, node in enumerate(nodes)]
-        if explanation is not None:
-            for hp in out:
-                explanation.nodes[hp.host].total = hp.score
-        return out
+        if algorithms.extenders:
+            self.extender_prioritize(pod, nodes, totals, algorithms)
+        return [HostPriority(node.name, totals[j]) for j, node in enumerate(nodes)]
 
-    def _run_priorities(self, pod: Pod, meta: Any, nodes: Sequence[Node]) -> list[list[HostPriority]]:
+    def _run_priorities(
+        self, pod: Pod, meta: Any, nodes: Sequence[Node], algorithms: Algorithms
+    ) -> list[list[HostPriority]]:
         """Every priority config over ``nodes``; all failures are aggregated, as upstream does."""
         errors: list[str] = []
         results: list[list[HostPriority]] = []
-        for config in self.algorithms_for(pod).prioritizers:
+        for config in algorithms.prioritizers:
             try:
                 results.append(self.run_priority(config, pod, meta, list(nodes)))
             except PriorityError as e:
@@ -457,16 +342,12 @@ class GenericScheduler:
         return results
 
     def extender_prioritize(
-        self, pod: Pod, nodes: Sequence[Node], totals: list[int], explanation: Explanation | None
+        self, pod: Pod, nodes: Sequence[Node], totals: list[int], algorithms: Algorithms | None = None
     ) -> None:
         """Every interested extender's scores x weight, added to ``totals``; a failing one adds nothing."""
-        callers = []
-        for extender in self.extenders:
-            if prioritizes(extender) and interested(extender, pod):
-                callers.append(extender)
-            elif explanation is not None:
-                outcome = "no verb" if not prioritizes(extender) else "not interested"
-                explanation.extenders.append(ExtenderCall(extender.name, "prioritize", outcome))
+        if algorithms is None:
+            algorithms = self.algorithms_for(pod)
+        callers = [e for e in algorithms.extenders if prioritizes(e) and interested(e, pod)]
         if not callers:
             return
         node_list = list(nodes)
@@ -487,17 +368,10 @@ class GenericScheduler:
         for extender, result in zip(callers, results):
             if isinstance(result, Exception):
                 log.warning("extender %s prioritize failed, ignoring it: %s", extender.name, result)
-                if explanation is not None:
-                    explanation.extenders.append(ExtenderCall(extender.name, "prioritize", "error", str(result)))
                 continue
             scores, weight = result
-            if explanation is not None:
-                explanation.extenders.append(ExtenderCall(extender.name, "prioritize", "called"))
             for hp in scores:
                 combined[hp.host] = combined.get(hp.host, 0) + hp.score * weight
-                if explanation is not None and hp.host in explanation.nodes:
-                    verdict = explanation.nodes[hp.host].extender(extender.name)
-                    verdict.score, verdict.weight = hp.score, weight
         get = combined.get
         for j, node in enumerate(nodes):
             totals[j] += get(node.name, 0)
@@ -530,10 +404,3 @@ class GenericScheduler:
         if config.reduce is not None:
             config.reduce(pod, meta, infos, result)
         return result
-
-    def _explain_single(self, pod: Pod, filtered: Sequence[Node], explanation: Explanation) -> None:
-        """One feasible node: upstream runs no priority; show the scores anyway, for information."""
-        try:
-            self.prioritize_nodes(pod, filtered, explanation)
-        except SchedulingError as e:
-            log.debug("priorities for the only feasible node failed: %s", e)

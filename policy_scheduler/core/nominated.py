@@ -119,20 +119,26 @@ def add_nominated_pods(
     """
     if lister is None or node_info is None or node_info.node is None:
         return None
-    nominated = nominated_elsewhere(lister, pod, node_info.node.name)
-    if not nominated:
+    added = first_pass_pods(lister, pod, node_info.node.name)
+    if added is None:
         return None
     shallow_copy = getattr(meta, "shallow_copy", None)
     meta_out = shallow_copy() if shallow_copy is not None else meta
     info_out = node_info.clone()
-    added = []
-    for p in nominated:
-        if p.priority >= pod.priority:
-            info_out.add_pod(p)
-            if shallow_copy is not None:
-                try:
-                    meta_out.add_pod(p, info_out)
-                except MetadataError:
-                    pass  # upstream ignores AddPod's error here
-            added.append(p)
+    for p in added:
+        info_out.add_pod(p)
+        if shallow_copy is not None:
+            try:
+                meta_out.add_pod(p, info_out)
+            except MetadataError:
+                pass  # upstream ignores AddPod's error here
     return meta_out, info_out, added
+
+
+def first_pass_pods(lister: NominatedPodLister | None, pod: Pod, node_name: str) -> list[Pod] | None:
+    """The nominated pods the first pass on ``node_name`` adds (priority >= ``pod``'s, possibly none), or None when
+    no other pod is nominated there (one pass suffices)."""
+    nominated = nominated_elsewhere(lister, pod, node_name)
+    if not nominated:
+        return None
+    return [p for p in nominated if p.priority >= pod.priority]

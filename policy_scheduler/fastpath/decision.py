@@ -117,7 +117,7 @@ class VectorisedPath:
             return scheduler.select_host(scheduler.prioritize_nodes(pod, nodes))
         if scheduler.extenders:
             extra = [0] * candidates.size
-            scheduler.extender_prioritize(pod, [cols.nodes[int(i)] for i in candidates], extra, None)
+            scheduler.extender_prioritize(pod, [cols.nodes[int(i)] for i in candidates], extra)
             totals = totals + np.array(extra, dtype=np.int64)
         best = np.flatnonzero(totals == totals.max())
         # Ties rotate through the tied hosts in descending name order; rows are in ascending name order.
@@ -130,10 +130,10 @@ class VectorisedPath:
         cols = self.columns
         nodes = [cols.nodes[int(i)] for i in candidates]
         failed: dict[str, list[str]] = {}
-        kept = scheduler.extender_filter(pod, nodes, failed, None)
+        kept = scheduler.extender_filter(pod, nodes, failed)
         if not kept:
             all_nodes = scheduler.cluster.node_list()
-            _, reasons = scheduler.predicate_filter(pod, all_nodes, None)
+            _, reasons = scheduler.predicate_filter(pod, all_nodes)
             for name, messages in failed.items():
                 reasons.setdefault(name, []).extend(messages)
             raise FitError(pod, len(all_nodes), reasons)

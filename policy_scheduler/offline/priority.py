@@ -14,7 +14,7 @@ import dataclasses
 import logging
 from dataclasses import dataclass, field
 
-from ..core.generic_scheduler import Explanation
+from ..core.explain import Explanation
 from ..core.nominated import NominatedPods, nominated_node_of
 from ..errors import ObjectError
 from ..model.pod import Pod

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.generic_scheduler import Explanation
+from ..core.explain import Explanation
 from ..core.preemption import PreemptionResult, Victims
 from ..model.pod import Pod
 from .priority import Preemption, PrioritySimulation

@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ..core.generic_scheduler import Explanation, ExtenderVerdict
+from ..core.explain import Explanation, ExtenderVerdict
 from ..core.modern_pods import gates_message
 from ..model.pod import Pod
 from ..predicates.reasons import describe

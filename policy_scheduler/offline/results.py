@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cache.cluster import ClusterState
-from ..core.generic_scheduler import Explanation, GenericScheduler
+from ..core.explain import Explanation
+from ..core.generic_scheduler import GenericScheduler
 from ..core.modern_pods import is_gated
 from ..model.pod import Pod
 from ..predicates.volume_binder import VolumeAction, assume_pod_volumes, decide_pod_volumes, volume_binder_of

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cache.cluster import ClusterState
+from ..core.explain import Explanation
 from ..core.fit_error import fit_error_message
-from ..core.generic_scheduler import Explanation, GenericScheduler
+from ..core.generic_scheduler import GenericScheduler
 from ..core.modern_pods import gates_message, is_gated
 from ..errors import PredicateError
 from ..model.pod import Pod

@@ -33,7 +33,8 @@ from ..predicates.volume_binder import (
 )
 
 if TYPE_CHECKING:
-    from ..core.generic_scheduler import Explanation, GenericScheduler
+    from ..core.explain import Explanation
+    from ..core.generic_scheduler import GenericScheduler
     from ..model.pod import Pod
 
 log = logging.getLogger(__name__)
