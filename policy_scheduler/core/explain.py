@@ -27,23 +27,42 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..algorithm import FitPredicate, HostPriority, PriorityConfig
 from ..errors import PredicateError, SchedulingError
 from .extender import SchedulerExtender, filters, ignorable, interested, prioritizes
 from .fit_error import FitError
 from .modern_pods import PodGatedError
-from .nominated import first_pass_pods
+from .nominated import NominatedPodLister, first_pass_pods
 from .preemption import PreemptionResult
 
 if TYPE_CHECKING:
     from ..cache.node_info import NodeInfo
     from ..model.node import Node
     from ..model.pod import Pod
-    from .generic_scheduler import Algorithms, GenericScheduler
+    from .algorithms import Algorithms
+
+
+class ReferenceSteps(Protocol):
+    """What the recorder runs of :class:`~.generic_scheduler.GenericScheduler`: its reference steps, each taking the
+    algorithms it runs (the recorder wraps the scheduler; the scheduler does not know the recorder)."""
+
+    nominated_pods: NominatedPodLister | None
+
+    def algorithms_for(self, pod: Pod) -> Algorithms: ...
+
+    def candidate_nodes(self, pod: Pod) -> list[Node]: ...
+
+    def feasible_nodes(self, pod: Pod, nodes: Sequence[Node], algorithms: Algorithms) -> list[Node]: ...
+
+    def prioritize_nodes(
+        self, pod: Pod, nodes: Sequence[Node], algorithms: Algorithms | None = None
+    ) -> list[HostPriority]: ...
+
+    def select_host(self, priority_list: Sequence[HostPriority]) -> str: ...
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +124,7 @@ class Explanation:
     gates: tuple[str, ...] = ()  # the pod is gated (cluster rules): never decided while these remain
 
 
-def explain(scheduler: GenericScheduler, pod: Pod) -> Explanation:
+def explain(scheduler: ReferenceSteps, pod: Pod) -> Explanation:
     """Schedule ``pod`` the reference way and record every predicate's verdict and every priority's score per node
     (the scheduler's round-robin counter advances as scheduling the pod would advance it)."""
     explanation = Explanation(pod=pod.ref)
@@ -123,7 +142,7 @@ def explain(scheduler: GenericScheduler, pod: Pod) -> Explanation:
 class Recorder:
     """One pod's explanation: the scheduler's algorithms for the pod, wrapped to write into ``explanation``."""
 
-    def __init__(self, scheduler: GenericScheduler, pod: Pod, explanation: Explanation) -> None:
+    def __init__(self, scheduler: ReferenceSteps, pod: Pod, explanation: Explanation) -> None:
         self.scheduler = scheduler
         self.pod = pod
         self.explanation = explanation

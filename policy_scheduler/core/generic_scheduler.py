@@ -28,7 +28,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..algorithm import FitPredicate, HostPriority, PriorityConfig
@@ -37,7 +37,7 @@ from ..cache.node_info import NodeInfo
 from ..errors import PredicateError, PriorityError, SchedulingError
 from ..model.node import Node
 from ..model.pod import Pod
-from ..predicates import ORDERING
+from .algorithms import Algorithms
 from .explain import Explanation, explain
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested, prioritizes
 from .fast_path import FastPath
@@ -68,14 +68,6 @@ def aggregate(messages: Sequence[str]) -> str:
     return "[" + ", ".join(messages) + "]"
 
 
-def evaluation_order(names: Sequence[str]) -> list[str]:
-    """The 1.10 predicate order for the names it lists, then every other name in ascending order."""
-    present = set(names)
-    ordered = [n for n in ORDERING if n in present]
-    listed = set(ordered)
-    return ordered + sorted(n for n in present if n not in listed)
-
-
 @dataclass(frozen=True, slots=True)
 class PodScoped:
     """A predicate or a priority that applies to the pods ``applies`` accepts although the algorithm
@@ -86,24 +78,6 @@ class PodScoped:
     applies: Callable[[Pod], bool]
     predicate: tuple[str, FitPredicate] | None = None
     priority: PriorityConfig | None = None
-
-
-@dataclass(slots=True)
-class Algorithms:
-    """The predicates (also in evaluation order), priorities and extenders used for a pod."""
-
-    predicates: dict[str, FitPredicate]
-    ordered_predicates: list[tuple[str, FitPredicate]]
-    prioritizers: list[PriorityConfig]
-    extenders: list[SchedulerExtender] = field(default_factory=list)
-
-    @classmethod
-    def build(
-        cls, predicates: Mapping[str, FitPredicate], prioritizers: Sequence[PriorityConfig],
-        extenders: Sequence[SchedulerExtender] = (),
-    ) -> Algorithms:
-        ordered = [(n, predicates[n]) for n in evaluation_order(list(predicates))]
-        return cls(dict(predicates), ordered, list(prioritizers), list(extenders))
 
 
 class GenericScheduler:

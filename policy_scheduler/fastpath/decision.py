@@ -32,7 +32,8 @@ from .reasons import failed_on_every_node
 
 if TYPE_CHECKING:
     from ..cache.node_info import NodeInfo
-    from ..core.generic_scheduler import Algorithms, GenericScheduler
+    from ..core.algorithms import Algorithms
+    from ..core.generic_scheduler import GenericScheduler
     from ..core.victims import VictimSelection
     from ..model.disruption import PodDisruptionBudget
     from ..model.node import Node

@@ -7,11 +7,11 @@ import pytest
 
 from policy_scheduler.algorithm import HostPriority
 from policy_scheduler.cache.cluster import ClusterState
+from policy_scheduler.core.algorithms import evaluation_order
 from policy_scheduler.core.generic_scheduler import (
     FitError,
     GenericScheduler,
     aggregate_message_counts,
-    evaluation_order,
     fit_error_message,
 )
 from policy_scheduler.errors import PredicateError, SchedulingError
