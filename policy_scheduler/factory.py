@@ -96,9 +96,11 @@ def pod_scoped_algorithms(
     when the algorithm does not name it: PodTopologySpread's filter for pods with a DoNotSchedule
     constraint, its score (at the registered default weight, 2) for pods with a ScheduleAnyway one;
     ReadWriteOncePod for pods with such a claim; NodeVolumeLimits (CSI attach limits) for pods with
-    volumes a CSI driver attaches; NodeDeclaredFeatures for pods that require a feature of the node. A Policy
+    volumes a CSI driver attaches; NodeDeclaredFeatures for pods that require a feature of the node;
+    DynamicResources for pods with ResourceClaims (or extended resources a DeviceClass backs). A Policy
     naming one of them gets the named entry (and its weight)."""
     from .predicates.csi_limits import NAME as NODE_VOLUME_LIMITS
+    from .predicates.dynamic_resources import NAME as DYNAMIC_RESOURCES
     from .predicates.node_declared_features import NAME as NODE_DECLARED_FEATURES
     from .predicates.read_write_once_pod import NAME as READ_WRITE_ONCE_POD
     from .predicates.topology_spread import NAME, has_hard_constraints, has_soft_constraints
@@ -109,6 +111,7 @@ def pod_scoped_algorithms(
         READ_WRITE_ONCE_POD: lambda predicate: predicate.applies,
         NODE_VOLUME_LIMITS: lambda predicate: predicate.applies,
         NODE_DECLARED_FEATURES: lambda predicate: predicate.applies,
+        DYNAMIC_RESOURCES: lambda predicate: predicate.applies,
     }
     scoped: list[PodScoped] = []
     for name, applies in scoped_predicates.items():

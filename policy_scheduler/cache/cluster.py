@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from ..features import NEWEST_LINE, KubernetesLine
+from ..model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ..model.labels import SelectorError
 from ..model.node import Node
 from ..model.pod import Pod, pod_claim_names
@@ -73,6 +74,18 @@ class ClusterState:
         # The cluster's Kubernetes line (its API server's /version; offline: the snapshot's server, else the
         # newest): which upstream release's wording the cluster's rules use where releases differ.
         self.kubernetes_line: KubernetesLine = NEWEST_LINE
+        # Dynamic resource allocation (resource.k8s.io/v1): classes and slices by name, claims and templates
+        # by (namespace, name); the claims this scheduler allocated in memory and not yet written (assumed);
+        # ``dra_generation`` bumped on every change, so that what is derived (the allocated devices) may be
+        # kept until it changes.
+        self.device_classes: dict[str, DeviceClass] = {}
+        self.resource_slices: dict[str, ResourceSlice] = {}
+        self.resource_claims: dict[tuple[str, str], ResourceClaim] = {}
+        self.resource_claim_templates: dict[tuple[str, str], ResourceClaimTemplate] = {}
+        self.assumed_resource_claims: dict[tuple[str, str], ResourceClaim] = {}
+        self.dra_generation = 0
+        self._allocated_devices: tuple[int, frozenset[tuple[str, str, str]]] = (-1, frozenset())
+        self._slice_list: list[ResourceSlice] | None = None
 
     # -- nodes -----------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -356,6 +369,95 @@ class ClusterState:
     def namespace_labels(self, name: str) -> Mapping[str, str]:
         """``GetNamespaceLabelsSnapshot``: the namespace's labels; none when it has no Namespace object."""
         return self.namespaces.get(name, NO_LABELS)
+
+    # -- dynamic resource allocation ---------------------------------------------------------------
+    def _dra_changed(self) -> None:
+        self.dra_generation += 1
+
+    def add_device_class(self, device_class: DeviceClass) -> None:
+        """Add or replace a DeviceClass."""
+        self._dra_changed()
+        self.device_classes[device_class.name] = device_class
+
+    def remove_device_class(self, name: str) -> None:
+        self._dra_changed()
+        self.device_classes.pop(name, None)
+
+    def add_resource_slice(self, resource_slice: ResourceSlice) -> None:
+        """Add or replace a ResourceSlice."""
+        self._dra_changed()
+        self.resource_slices[resource_slice.name] = resource_slice
+        self._slice_list = None
+
+    def remove_resource_slice(self, name: str) -> None:
+        self._dra_changed()
+        self.resource_slices.pop(name, None)
+        self._slice_list = None
+
+    def slice_list(self) -> list[ResourceSlice]:
+        """Every ResourceSlice, in name order."""
+        if self._slice_list is None:
+            self._slice_list = [self.resource_slices[n] for n in sorted(self.resource_slices)]
+        return self._slice_list
+
+    def add_resource_claim(self, claim: ResourceClaim) -> None:
+        """Add or replace the API object; once it carries an allocation, an assumed copy of it is dropped
+        (the scheduler's write has arrived, or someone else's: either way the API object now says)."""
+        self._dra_changed()
+        self.resource_claims[claim.key] = claim
+        if claim.allocated or claim.deleting:
+            self.assumed_resource_claims.pop(claim.key, None)
+
+    def remove_resource_claim(self, namespace: str, name: str) -> None:
+        self._dra_changed()
+        self.resource_claims.pop((namespace, name), None)
+        self.assumed_resource_claims.pop((namespace, name), None)
+
+    def add_resource_claim_template(self, template: ResourceClaimTemplate) -> None:
+        self._dra_changed()
+        self.resource_claim_templates[template.key] = template
+
+    def remove_resource_claim_template(self, namespace: str, name: str) -> None:
+        self._dra_changed()
+        self.resource_claim_templates.pop((namespace, name), None)
+
+    def assume_resource_claim(self, claim: ResourceClaim) -> None:
+        """Decisions see ``claim`` (allocated and reserved in memory) until the API object carries an
+        allocation, it is deleted, or the assumption is restored."""
+        self._dra_changed()
+        self.assumed_resource_claims[claim.key] = claim
+
+    def restore_resource_claim(self, namespace: str, name: str) -> None:
+        self._dra_changed()
+        self.assumed_resource_claims.pop((namespace, name), None)
+
+    def get_resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        """The claim as decisions see it (an assumed copy over the API object), or None."""
+        key = (namespace, name)
+        return self.assumed_resource_claims.get(key) or self.resource_claims.get(key)
+
+    def api_resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        """The claim as the API server last reported it (never an assumed copy)."""
+        return self.resource_claims.get((namespace, name))
+
+    def iter_resource_claims(self) -> Iterable[ResourceClaim]:
+        """Every claim as decisions see it."""
+        for key, claim in self.resource_claims.items():
+            yield self.assumed_resource_claims.get(key) or claim
+        for key, claim in self.assumed_resource_claims.items():
+            if key not in self.resource_claims:
+                yield claim
+
+    def allocated_devices(self) -> frozenset[tuple[str, str, str]]:
+        """``ListAllAllocatedDevices``: (driver, pool, device) of every device some claim's allocation holds,
+        assumed allocations included; results with admin access do not count (upstream's tracker skips
+        them)."""
+        generation, devices = self._allocated_devices
+        if generation != self.dra_generation:
+            devices = frozenset(
+                r.device_id for claim in self.iter_resource_claims() for r in claim.results if not r.admin_access)
+            self._allocated_devices = (self.dra_generation, devices)
+        return devices
 
     def get_storage_class(self, name: str) -> StorageClass:
         sc = self.storage_classes.get(name)

@@ -52,6 +52,7 @@ from ..predicates.reasons import (
     ERR_VOLUME_BIND_CONFLICT,
     ERR_VOLUME_NODE_CONFLICT,
     ERR_VOLUME_ZONE_CONFLICT,
+    UnresolvableReason,
 )
 from ..predicates.volume_binder import ERR_REASON_PV_NOT_EXIST
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested
@@ -166,7 +167,8 @@ def pod_eligible_to_preempt_others(pod: Pod, node_infos: Mapping[str, NodeInfo],
 
 def unresolvable_reasons(reasons: Iterable[str]) -> list[str]:
     """The reasons among ``reasons`` that no eviction can cure (extenders' messages never are)."""
-    return [r for r in reasons if not isinstance(r, ExtenderFailure) and r in UNRESOLVABLE_REASONS]
+    return [r for r in reasons if isinstance(r, UnresolvableReason)
+            or (not isinstance(r, ExtenderFailure) and r in UNRESOLVABLE_REASONS)]
 
 
 def nodes_where_preemption_might_help(nodes: Sequence[Node], failed_predicates: Mapping[str, Sequence[str]],
@@ -377,7 +379,7 @@ def preempt(
     nodes = scheduler.cluster.node_list()
     if not nodes:
         raise SchedulingError(NO_NODES_AVAILABLE)
-    if UNRESOLVABLE_REASONS.isdisjoint(error.reason_counts):
+    if UNRESOLVABLE_REASONS.isdisjoint(error.reason_counts) and not pod.resource_claims:
         potential = list(nodes)  # no such reason on any node (an extender's message of the same text is looked at)
     else:
         potential = nodes_where_preemption_might_help(nodes, error.failed_predicates, result.nodes if detail else None)
