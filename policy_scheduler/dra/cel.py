@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -41,6 +42,8 @@ COST_LIMIT = 1_000_000
 COMPILE_CACHE_SIZE = 1024
 #: How many (expression, key) results are kept: 5,000 nodes x 8 devices x 6 selectors, with room.
 RESULT_CACHE_SIZE = 262_144
+#: How many devices' CEL values (keyed like results) are kept, shared by every expression.
+DEVICE_CACHE_SIZE = 65_536
 
 
 class CELError(Exception):
@@ -71,6 +74,7 @@ class CELDevice(Protocol):
 _env: Any = None
 _compiled: OrderedDict[str, Selector | CELCompileError] = OrderedDict()
 _results: OrderedDict[tuple[str, Hashable], bool | CELRuntimeError] = OrderedDict()
+_devices: OrderedDict[Hashable, _DeviceValues | CELRuntimeError] = OrderedDict()
 
 
 def _environment() -> Any:
@@ -102,6 +106,7 @@ def clear_caches() -> None:
     """Forget every compiled expression and cached result (tests and benchmarks)."""
     _compiled.clear()
     _results.clear()
+    _devices.clear()
 
 
 # --- messages ------------------------------------------------------------------------------------------
@@ -265,7 +270,7 @@ class Selector:
         cached = _results.get(cache_key)
         if cached is None:
             try:
-                cached = self._evaluate(device)
+                cached = self._evaluate(device, key)
             except CELRuntimeError as error:
                 cached = error
             _results[cache_key] = cached
@@ -277,39 +282,21 @@ class Selector:
             raise cached
         return cached
 
-    def _evaluate(self, device: CELDevice) -> bool:
-        driver = device.driver
-        attributes: dict[str, dict[str, Any]] = {}
-        for name, attribute in device.attributes.items():
-            if attribute.kind in _ATTRIBUTE_KINDS:
-                value: Any = attribute.value
-            elif attribute.kind == "version":
-                try:
-                    value = cel_env.semver_message(cel_values.parse_semver(str(attribute.value)))
-                except cel_values.ValueParseError as error:
-                    raise CELRuntimeError(f"attribute {name}: parse semantic version: {error}") from None
-            else:
-                raise CELRuntimeError(f"attribute {name}: unsupported attribute value")
-            domain, ident = _split(name, driver)
-            attributes.setdefault(domain, {})[ident] = value
-        capacity: dict[str, dict[str, Any]] = {}
-        for name, amount in device.capacity.items():
-            domain, ident = _split(name, driver)
-            capacity.setdefault(domain, {})[ident] = cel_env.quantity_message(Fraction(amount))
-        if self.max_cost > COST_LIMIT and self._cost.estimate(attributes, capacity, driver) > COST_LIMIT:
+    def _evaluate(self, device: CELDevice, key: Hashable | None = None) -> bool:
+        values = _device_values(device, key)
+        if self.max_cost > COST_LIMIT and (
+            self._cost.estimate(values.attributes, values.capacity, values.driver) > COST_LIMIT
+        ):
             raise CELRuntimeError("operation cancelled: actual cost limit exceeded")
-        data = {
-            "device.driver": driver,
-            "device.allowMultipleAllocations": bool(device.allow_multiple_allocations),
-            "device.attributes": attributes,
-            "device.capacity": capacity,
-        }
+        activation = values.activation
         padded: set[str] = set()
+        attributes, capacity = values.attributes, values.capacity
         while True:
-            result = self._program.eval(data=data)
-            type_name = _type_name(result.type().name())
-            if type_name == "bool":
+            result = self._program.eval(activation)
+            result_type = result.type()
+            if result_type == _BOOL:
                 return bool(result.value())
+            type_name = _type_name(result_type.name())
             if type_name != "error":
                 raise CELRuntimeError(_not_bool(type_name))
             message = _runtime_message(str(result.value()))
@@ -323,5 +310,74 @@ class Selector:
                 attributes = {**attributes, missing: {}}
             if missing not in capacity:
                 capacity = {**capacity, missing: {}}
-            data["device.attributes"] = attributes
-            data["device.capacity"] = capacity
+            activation = _environment().Activation(_variables(values.driver, values.multiple, attributes, capacity))
+
+
+_BOOL = cel_env.T.BOOL
+
+
+@dataclass(frozen=True)
+class _DeviceValues:
+    """A device as CEL values: the domain maps and the runtime's activation of them."""
+
+    driver: str
+    multiple: bool
+    attributes: dict[str, dict[str, Any]]
+    capacity: dict[str, dict[str, Any]]
+    activation: Any
+
+
+def _variables(driver: str, multiple: bool, attributes: dict[str, Any], capacity: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "device.driver": driver,
+        "device.allowMultipleAllocations": multiple,
+        "device.attributes": attributes,
+        "device.capacity": capacity,
+    }
+
+
+def _device_values(device: CELDevice, key: Hashable | None) -> _DeviceValues:
+    """The device's CEL values (cached by key: every expression evaluated for that device shares them)."""
+    if key is not None:
+        cached = _devices.get(key)
+        if cached is not None:
+            _devices.move_to_end(key)
+            if isinstance(cached, CELRuntimeError):
+                raise cached
+            return cached
+    try:
+        values: _DeviceValues | CELRuntimeError = _convert(device)
+    except CELRuntimeError as error:
+        values = error
+    if key is not None:
+        _devices[key] = values
+        if len(_devices) > DEVICE_CACHE_SIZE:
+            _devices.popitem(last=False)
+    if isinstance(values, CELRuntimeError):
+        raise values
+    return values
+
+
+def _convert(device: CELDevice) -> _DeviceValues:
+    """``DeviceMatches``' conversion: attributes and capacities into domain -> id -> value maps."""
+    driver = device.driver
+    attributes: dict[str, dict[str, Any]] = {}
+    for name, attribute in device.attributes.items():
+        if attribute.kind in _ATTRIBUTE_KINDS:
+            value: Any = attribute.value
+        elif attribute.kind == "version":
+            try:
+                value = cel_env.semver_value(str(attribute.value))
+            except cel_values.ValueParseError as error:
+                raise CELRuntimeError(f"attribute {name}: parse semantic version: {error}") from None
+        else:
+            raise CELRuntimeError(f"attribute {name}: unsupported attribute value")
+        domain, ident = _split(name, driver)
+        attributes.setdefault(domain, {})[ident] = value
+    capacity: dict[str, dict[str, Any]] = {}
+    for name, amount in device.capacity.items():
+        domain, ident = _split(name, driver)
+        capacity.setdefault(domain, {})[ident] = cel_env.quantity_value(Fraction(amount))
+    multiple = bool(device.allow_multiple_allocations)
+    activation = _environment().Activation(_variables(driver, multiple, attributes, capacity))
+    return _DeviceValues(driver, multiple, attributes, capacity, activation)

@@ -63,6 +63,30 @@ def semver_message(version: values.Semver) -> Any:
     return SemverMessage(text=values.semver_text(version))
 
 
+_quantity_values: dict[Fraction, Any] = {}
+_semver_values: dict[str, Any] = {}
+
+
+def quantity_value(value: Fraction) -> Any:
+    """:func:`quantity_message`, memoised for the capacities devices share."""
+    message = _quantity_values.get(value)
+    if message is None:
+        message = quantity_message(value)
+        if len(_quantity_values) < 65536:
+            _quantity_values[value] = message
+    return message
+
+
+def semver_value(text: str) -> Any:
+    """The ``kubernetes.Semver`` value of a version attribute (blang's strict parse), memoised."""
+    message = _semver_values.get(text)
+    if message is None:
+        message = semver_message(values.parse_semver(text))
+        if len(_semver_values) < 65536:
+            _semver_values[text] = message
+    return message
+
+
 class FunctionError(Exception):
     """Raised by a library function; the CEL runtime turns it into an error value with this text."""
 
@@ -78,11 +102,19 @@ def _s(message: Any) -> values.Semver:
 # --- kubernetes.quantity ---------------------------------------------------------------------------------
 
 
+_parsed_quantities: dict[str, Any] = {}
+
+
 def _string_to_quantity(text: str) -> Any:
-    try:
-        return quantity_message(values.parse_quantity(text))
-    except values.ValueParseError as error:
-        raise FunctionError(str(error)) from None
+    message = _parsed_quantities.get(text)
+    if message is None:
+        try:
+            message = quantity_message(values.parse_quantity(text))
+        except values.ValueParseError as error:
+            raise FunctionError(str(error)) from None
+        if len(_parsed_quantities) < 4096:
+            _parsed_quantities[text] = message
+    return message
 
 
 def _is_quantity(text: str) -> bool:
@@ -118,12 +150,20 @@ def _compare(a: Any, b: Any) -> int:
 # --- kubernetes.Semver -----------------------------------------------------------------------------------
 
 
+_parsed_semvers: dict[tuple[str, bool], Any] = {}
+
+
 def _string_to_semver(text: str, normalize: bool = False) -> Any:
-    try:
-        parse = values.normalize_and_parse_semver if normalize else values.parse_semver
-        return semver_message(parse(text))
-    except values.ValueParseError as error:
-        raise FunctionError(str(error)) from None
+    message = _parsed_semvers.get((text, normalize))
+    if message is None:
+        try:
+            parse = values.normalize_and_parse_semver if normalize else values.parse_semver
+            message = semver_message(parse(text))
+        except values.ValueParseError as error:
+            raise FunctionError(str(error)) from None
+        if len(_parsed_semvers) < 4096:
+            _parsed_semvers[(text, normalize)] = message
+    return message
 
 
 def _is_semver(text: str, normalize: bool = False) -> bool:

@@ -359,13 +359,23 @@ def test_runtime_errors_are_cached_too() -> None:
 
 def test_result_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cel, "RESULT_CACHE_SIZE", 8)
+    monkeypatch.setattr(cel, "DEVICE_CACHE_SIZE", 4)
     cel.clear_caches()
     selector = compile_selector('device.attributes["dra.example.com"].cores >= 8')
     for i in range(50):
         selector.matches(Device(attributes=attrs(cores=i)), key=i)
     assert len(cel._results) == 8
+    assert len(cel._devices) == 4
     # The oldest keys were dropped: key 0 is evaluated afresh against the device given now.
     assert selector.matches(Device(attributes=attrs(cores=100)), key=0) is True
+
+
+def test_a_devices_values_are_shared_by_its_key_across_expressions() -> None:
+    device = Device(attributes=attrs(cores=8, model="a100"))
+    assert compile_selector('device.attributes["dra.example.com"].cores == 8').matches(device, key="shared-1")
+    assert "shared-1" in cel._devices
+    # A second expression under the same key evaluates against the values converted for the first one.
+    assert compile_selector('device.attributes["dra.example.com"].model == "a100"').matches(device, key="shared-1")
 
 
 def test_the_same_key_under_two_expressions_is_two_entries() -> None:
