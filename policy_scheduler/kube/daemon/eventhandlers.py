@@ -5,12 +5,19 @@ schedulers count against their nodes); assigned pods go to the cache, unassigned
 ``spec.schedulerName`` is ours go to the queue. A pod bound by the API server moves from the queue to
 the cache. Nodes go to the cache unless an update only changes heartbeat fields. The lister kinds
 (services, controllers, volumes, CSINodes, namespaces) replace their objects in the cache's listers.
+
+Dynamic resource allocation (the cluster's rules; ``resource.k8s.io/v1``): DeviceClasses, ResourceSlices and
+ResourceClaims go to the cluster state; waiting pods move as upstream's DynamicResources ``EventsToRegister`` has
+it: a class or a slice added or updated, a claim added, deallocated or whose status changed (not one whose
+update only touched its metadata, such as a finalizer), and a pod whose generated claims appear in its status.
+Deletions move nothing (a claim is deallocated, an update, before it goes).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +25,7 @@ from ...cache.scheduler_cache import CacheCorrupted, CacheError, SchedulerCache
 from ...core.modern_pods import is_gated
 from ...errors import ObjectError
 from ...features import Rules
+from ...model.dra import DeviceClass, ResourceClaim, ResourceSlice
 from ...model.namespace import Namespace
 from ...model.node import Node
 from ...model.pod import Pod
@@ -44,7 +52,8 @@ class PodHandler:
 
     def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, scheduler_name: str,
                  on_corrupted: Callable[[str], None], rules: Rules = Rules.CLUSTER,
-                 on_gated: Callable[[Pod], None] | None = None) -> None:
+                 on_gated: Callable[[Pod], None] | None = None,
+                 pre_enqueue: Callable[[Pod], str | None] | None = None) -> None:
         self.parse_pod = functools.partial(Pod, rules=rules)
         self.rules = rules
         self.cache = cache
@@ -53,6 +62,11 @@ class PodHandler:
         self.on_corrupted = on_corrupted
         self.on_gated = on_gated
         self._gated: set[str] = set()  # keys of the gated pods already reported to on_gated
+        # Upstream's DynamicResources PreEnqueue: a pod whose ResourceClaims cannot be found yet (not created, being
+        # deleted, not the pod's) stays out of the queue, without an event, until a claim or the pod changes.
+        self.pre_enqueue = pre_enqueue
+        self._held: dict[str, Pod] = {}
+        self._held_lock = threading.Lock()  # the pod watch and the claim watch both look at the held pods
         # The last pod parsed per namespace/name (its ``raw`` is the object it was parsed from).
         self._parsed: dict[str, Pod] = {}
 
@@ -84,6 +98,8 @@ class PodHandler:
             if is_gated(pod):
                 self._keep_gated(pod)
                 return
+            if self._held_back(pod):
+                return
             self.queue.add(pod)
 
     def on_update(self, old_raw: dict[str, Any], new_raw: dict[str, Any]) -> None:
@@ -114,9 +130,21 @@ class PodHandler:
             if is_gated(new):
                 self._keep_gated(new)
                 return
+            was_held = new.key in self._held
+            if self._held_back(new):
+                return
             if new.key in self._gated or is_gated(old):  # its last gate was removed: now it is queued
                 self._gated.discard(new.key)
                 log.info("gates removed pod=%s queued=true", new.ref)
+                self.queue.add(new)
+                return
+            if was_held:
+                self.queue.add(new)
+                return
+            if self.pre_enqueue is not None and old.resource_claim_statuses != new.resource_claim_statuses:
+                # UpdatePodGeneratedResourceClaim: the claims made from its templates are named now; it moves.
+                log.info("generated claims recorded pod=%s", new.ref)
+                self.queue.delete(old)
                 self.queue.add(new)
                 return
             if self.skip_pod_update(new):
@@ -134,7 +162,38 @@ class PodHandler:
             self.queue.move_all_to_active()
         else:
             self._gated.discard(pod.key)
+            with self._held_lock:
+                self._held.pop(pod.key, None)
             self.queue.delete(pod)
+
+    def _held_back(self, pod: Pod) -> bool:
+        """PreEnqueue for the pod's ResourceClaims: True (and out of the queue) while they cannot be used."""
+        if self.pre_enqueue is None or not pod.resource_claims:
+            with self._held_lock:
+                self._held.pop(pod.key, None)
+            return False
+        with self._held_lock:
+            reason = self.pre_enqueue(pod)
+            if reason is None:
+                if self._held.pop(pod.key, None) is not None:
+                    log.info("claims found pod=%s queued=true", pod.ref)
+                return False
+            self.queue.delete(pod)
+            if pod.key not in self._held:
+                log.info("pod=%s waits for its claims: %s", pod.ref, reason)
+            self._held[pod.key] = pod
+            return True
+
+    def claims_changed(self) -> None:
+        """A ResourceClaim was added, updated or deleted: the pods held back for their claims are looked at again."""
+        if self.pre_enqueue is None:
+            return
+        with self._held_lock:
+            for key, pod in list(self._held.items()):
+                if self.pre_enqueue(pod) is None:
+                    del self._held[key]
+                    log.info("claims found pod=%s queued=true", pod.ref)
+                    self.queue.add(pod)
 
     def _keep_gated(self, pod: Pod) -> None:
         """Out of the queue (upstream's SchedulingGates PreEnqueue); reported once, not on every resync."""
@@ -284,3 +343,80 @@ class ListerHandler:
             self.queue.move_all_to_active()
         elif self.moves_pods:
             self.queue.move_all_to_active()
+
+
+def _resource_version(raw: Any) -> int:
+    meta = raw.get("metadata") if isinstance(raw, dict) else None
+    text = (meta.get("resourceVersion") if isinstance(meta, dict) else None) or ""
+    return int(text) if isinstance(text, str) and text.isdigit() else -1
+
+
+def claim_change_moves_pods(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
+    """Whether a claim event may make a waiting pod schedulable (upstream's ``isSchedulableAfterClaimChange``, for
+    any pod): the claim is new, it was deallocated, or its status changed (an update of metadata alone, such as
+    a finalizer added, changes nothing a pod waits for)."""
+    if old is None:
+        return True
+    before, after = old.get("status") or {}, new.get("status") or {}
+    if before.get("allocation") and not after.get("allocation"):
+        return True
+    return before != after
+
+
+class DraHandler:
+    """DeviceClasses, ResourceSlices and ResourceClaims (``resource.k8s.io/v1``) into the cluster state."""
+
+    KINDS: dict[str, Callable[[dict[str, Any]], Any]] = {
+        "DeviceClass": DeviceClass.from_dict,
+        "ResourceSlice": ResourceSlice.from_dict,
+        "ResourceClaim": ResourceClaim.from_dict,
+    }
+
+    def __init__(self, cache: SchedulerCache, queue: SchedulingQueue, kind: str,
+                 on_claim: Callable[[], None] | None = None) -> None:
+        self.cache = cache
+        self.queue = queue
+        self.kind = kind
+        self.parse = self.KINDS[kind]
+        self.on_claim = on_claim  # a claim changed: pods held back for their claims are looked at again
+
+    def on_add(self, raw: dict[str, Any], old: dict[str, Any] | None = None) -> None:
+        obj = _parse(self.parse, raw, self.kind)
+        if obj is None:
+            return
+        cluster = self.cache.cluster
+        with self.cache.lock:
+            if self.kind == "DeviceClass":
+                cluster.add_device_class(obj)
+            elif self.kind == "ResourceSlice":
+                cluster.add_resource_slice(obj)
+            else:
+                current = cluster.api_resource_claim(obj.namespace, obj.name)
+                if current is not None and _resource_version(raw) < _resource_version(current.raw):
+                    # Older than the reply to this scheduler's own write, already in the cache (claimbinding).
+                    return
+                cluster.add_resource_claim(obj)
+        if self.kind != "ResourceClaim":
+            self.queue.move_all_to_active()
+            return
+        if self.on_claim is not None:
+            self.on_claim()
+        if claim_change_moves_pods(old, raw):
+            self.queue.move_all_to_active()
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self.on_add(new, old)
+
+    def on_delete(self, raw: dict[str, Any]) -> None:
+        meta = raw.get("metadata") or {}
+        name, namespace = meta.get("name") or "", meta.get("namespace") or ""
+        cluster = self.cache.cluster
+        with self.cache.lock:
+            if self.kind == "DeviceClass":
+                cluster.remove_device_class(name)
+            elif self.kind == "ResourceSlice":
+                cluster.remove_resource_slice(name)
+            else:
+                cluster.remove_resource_claim(namespace, name)
+        if self.kind == "ResourceClaim" and self.on_claim is not None:
+            self.on_claim()

@@ -23,6 +23,7 @@ from ...cache.scheduler_cache import CLEANUP_PERIOD, SchedulerCache
 from ...core.generic_scheduler import GenericScheduler
 from ...core.http_extender import HTTPExtenderFactory
 from ...core.modern_pods import SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
+from ...dra.claims import PodClaimError, pod_claims
 from ...errors import UserError
 from ...features import FeatureGates
 from ...model.disruption import PodDisruptionBudget
@@ -50,7 +51,8 @@ from ..metrics import SchedulerMetrics
 from ..serving import Endpoints, HealthChecks
 from . import leaderelection
 from .binder import Binder
-from .eventhandlers import ListerHandler, NodeHandler, PodHandler
+from .claimbinding import ClaimBinder
+from .eventhandlers import DraHandler, ListerHandler, NodeHandler, PodHandler
 from .events import WARNING, BackgroundWriter, EventRecorder, PodConditionUpdater, object_reference
 from .preemption import PDBStore, Preemptor
 from .requeuer import Requeuer
@@ -77,6 +79,14 @@ RESOURCES = (
     Resource("CSINode", "csinodes", ("storage.k8s.io/v1",), namespaced=False),
     # Their labels: what pod (anti-)affinity terms' namespaceSelector selects (upstream's namespace informer).
     Resource("Namespace", "namespaces", ("v1",), namespaced=False),
+)
+#: Dynamic resource allocation, under the cluster's rules only (``resource.k8s.io/v1``, served from 1.34): what
+#: upstream's DynamicResources plugin reads. Not the ResourceClaimTemplates: the scheduler reads the claims the
+#: resourceclaim controller made from them, as upstream's does (its role grants nothing on templates).
+DRA_RESOURCES = (
+    Resource("DeviceClass", "deviceclasses", ("resource.k8s.io/v1",), namespaced=False),
+    Resource("ResourceSlice", "resourceslices", ("resource.k8s.io/v1",), namespaced=False),
+    Resource("ResourceClaim", "resourceclaims", ("resource.k8s.io/v1",)),
 )
 # Gate PodPriority only: the budgets preemption weighs (1.9 reads policy/v1beta1; v1beta1 is gone in 1.25).
 PDB_RESOURCE = Resource("PodDisruptionBudget", "poddisruptionbudgets", ("policy/v1", "policy/v1beta1"))
@@ -122,6 +132,7 @@ class Daemon:
         self.pdb_store: PDBStore | None = None
         self.volume_bind_timeout = volume_bind_timeout
         self.volume_binding: VolumeBindingManager | None = None
+        self.claim_binder: ClaimBinder | None = None
 
     # -- start-up ----------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -138,7 +149,7 @@ class Daemon:
         kubeconfig = conn.kubeconfig or None
         if not kubeconfig and not cfg.master:
             log.warning("Neither --kubeconfig nor --master was specified. Using default API client. This might not work.")
-        pool = self.bind_workers * 2 + len(RESOURCES) + 10
+        pool = self.bind_workers * 2 + len(RESOURCES) + len(DRA_RESOURCES) + 10
         self.rest = RestClient(api_client(kubeconfig, None, cfg.master or None, pool_size=pool),
                                qps=conn.qps, burst=conn.burst, user_agent=f"policy-scheduler/{__version__} scheduler")
         # Failed requests make the daemon probe the server; while it is unreachable scheduling pauses and the
@@ -192,11 +203,13 @@ class Daemon:
         if self.feature_gates.cluster_rules:  # late-bound volumes: assume, write, wait, then bind the pod
             self.volume_binding = VolumeBindingManager(self.rest, self.cache, timeout=self.volume_bind_timeout,
                                                        pod_exists=self._pod_exists)
+            # ResourceClaims: the allocation and the pod's reservation written before the pod's Binding
+            self.claim_binder = ClaimBinder(self.rest, self.cache, reachability=self.reachability)
         self.loop = SchedulingLoop(
             cache=self.cache, queue=self.queue, algorithm=self.algorithm, binder=Binder(self.rest),
             recorder=self.recorder, conditions=self.conditions, requeuer=self.requeuer, metrics=self.metrics,
             bind_workers=self.bind_workers, preemptor=self.preemptor, volumes=self.volume_binding,
-            reachability=self.reachability,
+            reachability=self.reachability, claims=self.claim_binder,
         )
 
     def _clients(self) -> tuple[RestClient, ...]:
@@ -240,18 +253,21 @@ class Daemon:
         served = self._discover()
         self._read_kubernetes_line()
         name = self.config.scheduler_name
-        for resource in RESOURCES:
+        for resource in self._resources():
             version = resource.served_version(served)
             if version is None:
                 log.warning("the API server serves no %s version this scheduler reads (%s); not watching them",
                             resource.kind, ", ".join(resource.group_versions))
                 continue
             if resource.kind == "Pod":
-                handler: Any = PodHandler(self.cache, self.queue, name, self._corrupted, self.feature_gates.rules,
-                                          on_gated=self._gated)
+                handler: Any = PodHandler(
+                    self.cache, self.queue, name, self._corrupted, self.feature_gates.rules, on_gated=self._gated,
+                    pre_enqueue=self._claims_missing if self.feature_gates.cluster_rules else None)
                 self.pod_handler = handler
             elif resource.kind == "Node":
                 handler = NodeHandler(self.cache, self.queue)
+            elif resource.kind in DraHandler.KINDS:
+                handler = DraHandler(self.cache, self.queue, resource.kind, on_claim=self.pod_handler.claims_changed)
             else:
                 on_change = None
                 if self.volume_binding is not None and resource.kind in ("PersistentVolume", "PersistentVolumeClaim"):
@@ -284,6 +300,18 @@ class Daemon:
         for reflector in self.reflectors:
             reflector.start()
 
+    def _resources(self) -> tuple[Resource, ...]:
+        return RESOURCES + (DRA_RESOURCES if self.feature_gates.cluster_rules else ())
+
+    def _claims_missing(self, pod: Pod) -> str | None:
+        """Upstream's DynamicResources PreEnqueue: why the pod's ResourceClaims cannot be used yet, or None."""
+        with self.cache.lock:
+            try:
+                pod_claims(self.cache.cluster, pod)
+            except PodClaimError as e:
+                return e.message
+        return None
+
     def _read_kubernetes_line(self) -> None:
         """The server's line, once, before the informers fill the cache (so before any decision): the
         wording of the cluster's rules where upstream's releases differ. The newest line if unreadable."""
@@ -296,7 +324,7 @@ class Daemon:
 
     def _discover(self) -> set[tuple[str, str]]:
         """The (group version, resource) pairs the server serves among those the informers may watch."""
-        wanted = [gv for resource in (*RESOURCES, PDB_RESOURCE) for gv in resource.group_versions]
+        wanted = [gv for resource in (*self._resources(), PDB_RESOURCE) for gv in resource.group_versions]
         delay = 0.5
         while not self.stop_event.is_set():
             try:

@@ -16,6 +16,12 @@ Under the cluster's rules, a pod with late-bound claims (``WaitForFirstConsumer`
 assumed with it (upstream's Reserve); the bind worker writes the PV pre-bindings / selected-node
 annotations and the pod waits (:mod:`.volumebinding`, off the bind pool) until every claim is bound,
 then is bound itself; a failure or the timeout undoes both assumptions and re-queues the pod.
+
+A pod whose ResourceClaims the cycle reserved (``Decision.claims``) has them written before its Binding
+(:mod:`.claimbinding`: upstream's DynamicResources PreBind), after its volumes; on 1.35+ it is first nominated to
+its node, as upstream does before any PreBind. If writing a claim fails, or the Binding does, the pod is taken
+out of the claims it was reserved in (Unreserve), the claims' assumption is reverted, and the pod is re-queued
+with upstream's ``running PreBind plugin "DynamicResources": ...``.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from ...cache.scheduler_cache import CacheError, SchedulerCache
 from ...core.extender import binder_for
 from ...core.generic_scheduler import GenericScheduler
 from ...core.modern_pods import is_gated
+from ...dra.reserve import PodClaims, revert_pod_claims
 from ...features import KubernetesLine
 from ...model.pod import Pod
 from ...predicates.volume_binder import (
@@ -43,6 +50,8 @@ from ..client.reachability import Reachability, read_until_answered
 from ..client.rest import ApiError
 from ..metrics import SchedulerMetrics, microseconds
 from .binder import Binder, BindOutcome, ExtenderBinder
+from .claimbinding import PLUGIN as CLAIMS_PLUGIN
+from .claimbinding import ClaimBinder, PreBound
 from .events import NORMAL, WARNING, EventRecorder, PodConditionUpdater
 from .preemption import Preemptor
 from .requeuer import Requeuer
@@ -72,6 +81,7 @@ class SchedulingLoop:
         preemptor: Preemptor | None = None,
         volumes: VolumeBindingManager | None = None,
         reachability: Reachability | None = None,
+        claims: ClaimBinder | None = None,
     ) -> None:
         self.cache = cache
         self.reachability = reachability
@@ -91,6 +101,9 @@ class SchedulingLoop:
         self._pending_binds = 0
         self._binds_done = threading.Condition()
         self._closing = threading.Event()  # shutdown: binds still settling give up
+        self.claims = claims
+        if claims is not None:
+            claims.closing = self._closing
 
     # -- the loop --------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
@@ -137,7 +150,8 @@ class SchedulingLoop:
         self._in_flight.acquire()
         with self._binds_done:
             self._pending_binds += 1
-        self._pool.submit(self._bind, decision.assumed, decision.host, start, binder, decision.volumes)
+        self._pool.submit(self._bind, decision.assumed, decision.host, start, binder, decision.volumes,
+                          decision.claims)
 
     def _binder(self, algorithm: GenericScheduler, pod: Pod) -> Binder | ExtenderBinder:
         """The policy's binding extender when it is interested in the pod, else the API server."""
@@ -154,12 +168,12 @@ class SchedulingLoop:
 
     # -- binding (bind pool threads) -------------------------------------------------------------
     def _bind(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None,
-              volumes: PodVolumes | None = None) -> None:
+              volumes: PodVolumes | None = None, claims: PodClaims | None = None) -> None:
         try:
             if volumes is not None:
-                self._bind_volumes(assumed, host, start, binder, volumes)
+                self._bind_volumes(assumed, host, start, binder, volumes, claims)
             else:
-                self._bind_pod(assumed, host, start, binder)
+                self._bind_pod(assumed, host, start, binder, claims)
         finally:
             self._in_flight.release()
             with self._binds_done:
@@ -167,7 +181,7 @@ class SchedulingLoop:
                 self._binds_done.notify_all()
 
     def _bind_volumes(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None,
-                      volumes: PodVolumes) -> None:
+                      volumes: PodVolumes, claims: PodClaims | None = None) -> None:
         """``BindPodVolumes``: write, then wait off the pool; the pod's bind follows once they are bound. From 1.35
         the pod is first nominated to ``host``, as upstream's binding cycle does before a PreBind that waits."""
         assert self.volumes is not None
@@ -190,13 +204,14 @@ class SchedulingLoop:
             log.debug("Success binding volumes for pod %s", assumed.ref)
             with self._binds_done:
                 self._pending_binds += 1
-            self._pool.submit(self._bind_after_volumes, assumed, host, start, binder)
+            self._pool.submit(self._bind_after_volumes, assumed, host, start, binder, claims, volumes)
 
         self.volumes.wait(assumed, written, done)
 
-    def _bind_after_volumes(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None) -> None:
+    def _bind_after_volumes(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None,
+                            claims: PodClaims | None = None, volumes: PodVolumes | None = None) -> None:
         try:
-            self._bind_pod(assumed, host, start, binder)
+            self._bind_pod(assumed, host, start, binder, claims, volumes)
         finally:
             with self._binds_done:
                 self._pending_binds -= 1
@@ -215,13 +230,57 @@ class SchedulingLoop:
             self.binder.nominate(assumed, "")
         self._error(assumed.with_node_name(""), message, SCHEDULER_ERROR, message, unschedulable=False)
 
+    def _pre_bind_claims(self, assumed: Pod, host: str, claims: PodClaims, volumes: PodVolumes | None) -> PreBound | None:
+        """DynamicResources PreBind: the claims written; None (and the pod re-queued) when that failed."""
+        assert self.claims is not None
+        nominated = volumes is None and self._nominates_before_prebind()
+        if nominated and (assumed.raw.get("status") or {}).get("nominatedNodeName") != host:
+            self.binder.nominate(assumed, host)
+        try:
+            prebound = self.claims.pre_bind(claims)
+        except Exception as e:  # a bug in the write path fails this pod, not the daemon
+            log.exception("writing the claims of %s failed", assumed.ref)
+            prebound = PreBound([dict(r.claim.raw) for r in claims.reservations], f"{type(e).__name__}: {e}")
+        if prebound.error is None:
+            return prebound
+        self._unreserve_claims(assumed, claims, prebound, volumes)
+        self.metrics.bind_outcomes.labels(outcome="claim_binding_failed").inc()
+        message = f'running PreBind plugin "{CLAIMS_PLUGIN}": {prebound.error}'
+        log.info("Failed to bind claims pod=%s node=%s: %s", assumed.ref, host, prebound.error)
+        if self._nominates_before_prebind():  # upstream's failure handler clears the nomination it made
+            self.binder.nominate(assumed, "")
+        self._error(assumed.with_node_name(""), message, SCHEDULER_ERROR, message, unschedulable=False)
+        return None
+
+    def _unreserve_claims(self, assumed: Pod, claims: PodClaims, prebound: PreBound,
+                          volumes: PodVolumes | None) -> None:
+        """Unreserve: the pod out of its claims' ``reservedFor``, the claims' (and volumes') assumption reverted,
+        the pod forgotten."""
+        assert self.claims is not None
+        try:
+            self.claims.unreserve(assumed, prebound.claims)
+        except Exception:  # noqa: BLE001 - the assumption must be reverted all the same
+            log.exception("unreserving the claims of %s failed", assumed.ref)
+        with self.cache.lock:
+            revert_pod_claims(self.cache.cluster, claims)
+            if volumes is not None:
+                revert_assumed_pod_volumes(self.cache.cluster, volumes)
+        self.cache.finish_binding(assumed)
+        self._forget(assumed)
+
     def _nominates_before_prebind(self) -> bool:
         return self.cache.cluster.kubernetes_line >= NOMINATE_BEFORE_PREBIND_FROM
 
-    def _bind_pod(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None) -> None:
+    def _bind_pod(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None,
+                  claims: PodClaims | None = None, volumes: PodVolumes | None = None) -> None:
         try:
             if self.reachability is not None:  # decided before the outage was known: hold it until it ends
                 self.reachability.wait_reachable(self._closing)
+            prebound = None
+            if claims is not None and claims.reservations and self.claims is not None:
+                prebound = self._pre_bind_claims(assumed, host, claims, volumes)
+                if prebound is None:
+                    return
             bind_start = time.monotonic_ns()
             outcome, error = (binder or self.binder).bind(assumed, host)
             if outcome is BindOutcome.UNKNOWN:
@@ -239,6 +298,8 @@ class SchedulingLoop:
                 # Already bound: the watch reports where, and the cache follows it.
                 log.info("pod %s was already bound: %s", assumed.ref, error)
             else:
+                if prebound is not None and claims is not None:  # Unreserve: the claims were written for nothing
+                    self._unreserve_claims(assumed, claims, prebound, None)
                 self._forget(assumed)
                 if outcome is not BindOutcome.NOT_FOUND:
                     log.info("Failed to bind pod: %s: %s", assumed.ref, error)
