@@ -13,10 +13,12 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from benchmarks.harness.daemon import SCHEDULER, DaemonProcess, node, pod, wait_until
 from policy_scheduler.kube.client.kubeconfig import api_client
 from policy_scheduler.kube.client.rest import MERGE_PATCH, STRATEGIC_MERGE_PATCH, ApiError, RestClient
 
@@ -87,7 +89,7 @@ def clients(envtest_pool):
         while _status(lambda: sa.get(f"{RESOURCE}/resourceclaims", {"limit": 1})) == 403:
             assert time.monotonic() < deadline, "the ClusterRole never took effect"
             time.sleep(0.2)
-        yield admin, sa, accounts[1]
+        yield admin, sa, accounts[1], server.dir
 
 
 def _allocation() -> dict[str, Any]:
@@ -109,7 +111,7 @@ def _reserve(client: RestClient, admin: RestClient, name: str) -> Callable[[], A
 
 
 def test_the_scheduler_may_make_every_dra_request_the_daemon_makes(clients):
-    admin, sa, _ = clients
+    admin, sa, _, _ = clients
     checks: list[tuple[str, Callable[[], Any]]] = []
     for plural in ("deviceclasses", "resourceslices", "resourceclaims"):
         path = f"{RESOURCE}/{plural}"
@@ -132,7 +134,7 @@ def test_the_scheduler_may_make_every_dra_request_the_daemon_makes(clients):
 
 
 def test_the_scheduler_is_refused_everything_else_on_resource_k8s_io(clients):
-    admin, sa, _ = clients
+    admin, sa, _, _ = clients
     claim = {"metadata": {"name": "new"}, "spec": {"devices": {"requests": []}}}
     checks = [
         ("create a claim", lambda: sa.post(claims_path(), claim)),
@@ -153,8 +155,37 @@ def test_the_scheduler_is_refused_everything_else_on_resource_k8s_io(clients):
 
 
 def test_without_the_binding_rule_a_1_36_server_refuses_the_allocation(clients):
-    admin, _, no_binding = clients
+    admin, _, no_binding, _ = clients
     with pytest.raises(ApiError) as refused:
         _reserve(no_binding, admin, "c2")()
     assert 'requires resource="resourceclaims/binding", verb="update" permission' in refused.value.message
     assert not admin.get(claims_path("c2")).get("status", {}).get("allocation")
+
+
+def test_the_daemon_allocates_a_device_with_this_rbac(clients, tmp_path):
+    """``policy-scheduler run`` with the ServiceAccount's token on 1.36: it watches classes, slices and claims,
+    writes the claim and binds the pod, without one refused request."""
+    admin, _, _, server_dir = clients
+    admin.post("/api/v1/nodes", node("n2"))
+    admin.post(f"{RESOURCE}/resourceslices", {"metadata": {"name": "n2-gpu"}, "spec": {
+        "driver": DRIVER, "nodeName": "n2", "pool": {"name": "n2", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "gpu-0"}]}})
+    admin.post(claims_path(), {"metadata": {"name": "c3"}, "spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}}})
+    body = pod("p-dra", cpu="100m", scheduler=SCHEDULER, resourceClaims=[{"name": "gpu", "resourceClaimName": "c3"}])
+    body["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    admin.post(f"/api/v1/namespaces/{WORKLOAD_NS}/pods", body)
+    kubeconfig = str(Path(server_dir) / f"{one('ServiceAccount')['metadata']['name']}.kubeconfig")
+    daemon = DaemonProcess(kubeconfig, tmp_path).start()
+    try:
+        wait_until(lambda: admin.get(f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p-dra")["spec"].get("nodeName"), 30,
+                   what="p-dra bound")
+    finally:
+        code = daemon.stop()
+    log = daemon.log()
+    assert code == 0, log[-3000:]
+    assert admin.get(f"/api/v1/namespaces/{WORKLOAD_NS}/pods/p-dra")["spec"]["nodeName"] == "n2"
+    claim = admin.get(claims_path("c3"))
+    assert claim["status"]["allocation"]["devices"]["results"][0]["pool"] == "n2"
+    assert [r["name"] for r in claim["status"]["reservedFor"]] == ["p-dra"]
+    assert "Forbidden" not in log and "forbidden" not in log and 'HTTP/1.1" 403 ' not in log, log[-3000:]
