@@ -23,6 +23,7 @@ from typing import Any
 
 from ...cache.scheduler_cache import CacheCorrupted, CacheError, SchedulerCache
 from ...core.modern_pods import is_gated
+from ...dra.claims import PodClaimError, pod_claims
 from ...errors import ObjectError
 from ...features import Rules
 from ...model.dra import DeviceClass, ResourceClaim, ResourceSlice
@@ -349,6 +350,19 @@ def _resource_version(raw: Any) -> int:
     meta = raw.get("metadata") if isinstance(raw, dict) else None
     text = (meta.get("resourceVersion") if isinstance(meta, dict) else None) or ""
     return int(text) if isinstance(text, str) and text.isdigit() else -1
+
+
+def claims_pre_enqueue(cache: SchedulerCache) -> Callable[[Pod], str | None]:
+    """Upstream's DynamicResources PreEnqueue on ``cache``: why the pod's ResourceClaims cannot be used yet (not
+    created, not found, being deleted, not the pod's), in upstream's words, or None."""
+    def check(pod: Pod) -> str | None:
+        with cache.lock:
+            try:
+                pod_claims(cache.cluster, pod)
+            except PodClaimError as e:
+                return e.message
+        return None
+    return check
 
 
 def claim_change_moves_pods(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:

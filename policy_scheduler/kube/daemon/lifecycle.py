@@ -23,7 +23,6 @@ from ...cache.scheduler_cache import CLEANUP_PERIOD, SchedulerCache
 from ...core.generic_scheduler import GenericScheduler
 from ...core.http_extender import HTTPExtenderFactory
 from ...core.modern_pods import SCHEDULING_GATED, SCHEDULING_GATED_MESSAGE
-from ...dra.claims import PodClaimError, pod_claims
 from ...errors import UserError
 from ...features import FeatureGates
 from ...model.disruption import PodDisruptionBudget
@@ -52,7 +51,7 @@ from ..serving import Endpoints, HealthChecks
 from . import leaderelection
 from .binder import Binder
 from .claimbinding import ClaimBinder
-from .eventhandlers import DraHandler, ListerHandler, NodeHandler, PodHandler
+from .eventhandlers import DraHandler, ListerHandler, NodeHandler, PodHandler, claims_pre_enqueue
 from .events import WARNING, BackgroundWriter, EventRecorder, PodConditionUpdater, object_reference
 from .preemption import PDBStore, Preemptor
 from .requeuer import Requeuer
@@ -262,7 +261,7 @@ class Daemon:
             if resource.kind == "Pod":
                 handler: Any = PodHandler(
                     self.cache, self.queue, name, self._corrupted, self.feature_gates.rules, on_gated=self._gated,
-                    pre_enqueue=self._claims_missing if self.feature_gates.cluster_rules else None)
+                    pre_enqueue=claims_pre_enqueue(self.cache) if self.feature_gates.cluster_rules else None)
                 self.pod_handler = handler
             elif resource.kind == "Node":
                 handler = NodeHandler(self.cache, self.queue)
@@ -302,15 +301,6 @@ class Daemon:
 
     def _resources(self) -> tuple[Resource, ...]:
         return RESOURCES + (DRA_RESOURCES if self.feature_gates.cluster_rules else ())
-
-    def _claims_missing(self, pod: Pod) -> str | None:
-        """Upstream's DynamicResources PreEnqueue: why the pod's ResourceClaims cannot be used yet, or None."""
-        with self.cache.lock:
-            try:
-                pod_claims(self.cache.cluster, pod)
-            except PodClaimError as e:
-                return e.message
-        return None
 
     def _read_kubernetes_line(self) -> None:
         """The server's line, once, before the informers fill the cache (so before any decision): the
