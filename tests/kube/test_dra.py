@@ -20,6 +20,7 @@ import itertools
 import re
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -225,7 +226,19 @@ class DraPool(Pool):
         nodes = re.search(rf"(\d+) {re.escape(reason)}", message)
         claims = {c: self.allocation(name, namespace)["results"] for c, name in
                   self.claim_names(suffix, namespace).items() if name}
-        return {"reason": reason, "nodes": int(nodes.group(1)) if nodes and count else None, "claims": claims}
+        # The PodScheduled condition, written apart from the event: its reason (Unschedulable, SchedulerError).
+        condition = expect(partial(self.condition, suffix, namespace), f"{self.n(suffix)}'s PodScheduled=False",
+                           process, timeout)
+        return {"reason": reason, "nodes": int(nodes.group(1)) if nodes and count else None, "claims": claims,
+                "condition": condition}
+
+    def condition(self, suffix: str, namespace: str = NS) -> str | None:
+        """The reason of the pod's ``PodScheduled=False`` condition, once a scheduler wrote it."""
+        raw = self.get(suffix, namespace) or {}
+        for c in (raw.get("status") or {}).get("conditions") or ():
+            if c.get("type") == "PodScheduled" and c.get("status") == "False":
+                return c.get("reason")
+        return None
 
 
 def side_by_side_outcomes(pools: dict[str, DraPool], procs: dict[str, LoggedProcess],
@@ -251,14 +264,16 @@ ENGINE_REFUSES_ADMIN_ACCESS_IN_FILTER = pytest.mark.xfail(strict=True, reason=(
 # -- the cases ------------------------------------------------------------------------------------------------
 
 
-def test_one_device_from_a_template_on_the_node_whose_slice_holds_it(pools, procs, case):
-    """The README's smoke case: one device of class gpu through a template; only n2's slice has devices."""
+@pytest.mark.parametrize("how", ["template", "claim"])
+def test_one_device_on_the_node_whose_slice_holds_it(pools, procs, case, how):
+    """The README's smoke case: one device of class gpu, through a template (the controller makes the claim) or
+    a pre-existing claim named by the pod; only n2's slice has devices."""
     cls = add_device_class(pools["ref"].cluster, case, "gpu", pools["ref"].driver())
     for p in pools.values():
         p.add_dra_node("n1")
         p.add_dra_node("n2", [device("gpu-0", p.driver(), model="a100"), device("gpu-1", p.driver(), model="a100")])
-        p.add_claim("t", {"gpu": exactly(cls)}, template=True)
-        p.add_dra_pod("p", {"gpu": ("template", p.n("t"))})
+        p.add_claim("c", {"gpu": exactly(cls)}, template=how == "template")
+        p.add_dra_pod("p", {"gpu": (how, p.n("c"))})
     out = side_by_side_outcomes(pools, procs, lambda p, proc: p.bound_outcome("p", proc))
     assert out["node"] == "n2" and out["claims"]["gpu"]["results"] == [
         {"request": "gpu", "driver": pools["ref"].driver(), "pool": "n2", "device": "gpu-0"}]
@@ -385,7 +400,7 @@ def test_a_pod_whose_template_claim_is_not_created_yet_waits_for_it(pools, procs
     for p in pools.values():
         assert p.placement("p") == "" and p.claim_names("p") == {"gpu": ""}
         print(f"[{p.name}] events while waiting for the claim: {p.failures('p')}")
-    waiting = {name: [p.strip(m) for m in p.failures("p")] for name, p in pools.items()}
+    waiting = {name: ([p.strip(m) for m in p.failures("p")], p.condition("p")) for name, p in pools.items()}
     assert waiting["ours"] == waiting["ref"]
     for p in pools.values():
         p.add_claim("t", {"gpu": exactly(cls)}, template=True)
@@ -451,7 +466,7 @@ def test_a_claim_being_deleted_is_not_used(pools, procs, case):
     for name, p in pools.items():
         assert p.placement("p") == "", name
         assert p.allocation(p.n("claim"))["results"] == [], name
-        waiting[name] = [p.strip(m) for m in p.failures("p")]
+        waiting[name] = ([p.strip(m) for m in p.failures("p")], p.condition("p"))
     print(f"events while the claim is being deleted: {waiting}")
     assert waiting["ours"] == waiting["ref"]
     for p in pools.values():  # let it go
