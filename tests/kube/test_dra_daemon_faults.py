@@ -9,6 +9,7 @@ was not bound is taken back (Unreserve) before the pod is tried again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -113,3 +114,46 @@ def test_a_failed_binding_unreserves_the_claim_and_the_retry_binds_once(proxy, c
     assert [s for m, p, s in proxy.requests if m == "PUT" and p.endswith("/status")] == [200, 200]
     assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
     assert "unreserve resourceclaim=default/p-gpu" in daemon.log()
+
+
+def test_a_binding_whose_reply_is_lost_keeps_the_claim(proxy, cluster, spawn):  # noqa: F811
+    spawn(proxy)
+    proxy.drop_reply("POST", BINDING)  # bound by the server; settled by reading the pod back
+    claim_and_pod(cluster)
+    assert_bound_once_with_its_device(proxy, cluster)
+    assert proxy.count("PATCH", STATUS) == 0, "unreserved a claim of a pod that was bound"
+
+
+def test_a_burst_with_cut_watches_never_gives_a_device_twice(proxy, cluster, spawn):  # noqa: F811
+    """8 pods of one device each for 4 devices (n1's and n0's), the claim and slice watches cut mid-burst and one
+    claim write answered 500: 4 pods bound, each device in exactly one claim's allocation, on the pod's node."""
+    cluster.rest.post(f"{RESOURCE}/resourceslices", {"metadata": {"name": "n0-gpu"}, "spec": {
+        "driver": DRIVER, "nodeName": "n0", "pool": {"name": "n0", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}, {"name": "gpu-2"}]}})
+    spawn(proxy)
+    proxy.fail("PUT", STATUS, 500)
+    names = [f"p{i}" for i in range(8)]
+    for i, name in enumerate(names):
+        claim_and_pod(cluster, name)
+        if i in (2, 5):
+            proxy.cut_watches(r"/resourceclaims")
+            proxy.cut_watches(r"/resourceslices")
+    wait_until(lambda: len(cluster.bound()) == 4, 40, what="4 pods bound")
+    time.sleep(2)  # the others had their chance
+    bound = cluster.bound()
+    assert len(bound) == 4
+    binds = logged_binds(proxy, list(bound))
+    assert all(n == 1 for n in binds.values()), binds
+    taken: dict[tuple[str, str], str] = {}
+    for name in names:
+        claim = claim_of(cluster, name)
+        results = ((claim.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
+        for result in results:  # bound or not: an allocation holds its device
+            device = (result["pool"], result["device"])
+            assert device not in taken, f"{device} given to {taken[device]} and {name}"
+            taken[device] = name
+        if name not in bound:
+            assert not (claim.get("status") or {}).get("reservedFor"), (name, claim["status"])
+            continue
+        assert [r["pool"] for r in results] == [bound[name]]
+    assert sorted(taken) == [("n0", "gpu-0"), ("n0", "gpu-1"), ("n0", "gpu-2"), ("n1", "gpu-0")]
