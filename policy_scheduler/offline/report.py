@@ -71,6 +71,8 @@ def explanation_to_dict(e: Explanation) -> dict[str, Any]:
         out["volumes"] = [a.to_dict() for a in e.volumes]
     if e.gates:
         out["gated"] = list(e.gates)
+    if e.devices:
+        out["devices"] = [d.to_dict() for d in e.devices]
     return out
 
 
@@ -259,6 +261,8 @@ def explanation_table(e: Explanation) -> str:
     out = [head, *bound_by_name_note(e)]
     out += [f"Volume: {a}" for a in e.volumes]
     out += ["", text_table(rows)]
+    if e.devices:
+        out += ["", "Devices (DynamicResources):", *(f"  {d}" for d in e.devices)]
     calls = [f"  {c.verb} {c.extender}: {c.outcome}" + (f": {c.error}" if c.error else "")
              for c in e.extenders if c.outcome != "called"]
     if calls:

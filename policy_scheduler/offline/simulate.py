@@ -19,8 +19,10 @@ from ..core.explain import Explanation
 from ..core.fit_error import fit_error_message
 from ..core.generic_scheduler import GenericScheduler
 from ..core.modern_pods import gates_message, is_gated
+from ..dra.explain import explain_devices
 from ..errors import PredicateError
 from ..model.pod import Pod
+from ..predicates.dynamic_resources import dynamic_resources_of
 from ..predicates.volume_binder import VolumeBindingError, decide_pod_volumes, volume_binder_of
 from ..scheduling.cycle import NO_NOMINATIONS, Decision, SchedulingCycle
 from .driver import PREEMPTED_BY, ClusterAssumer, DriverResult, OfflineDriver, queue_kind
@@ -134,6 +136,10 @@ def explain_pod(snapshot: Snapshot, pod: Pod, build: SchedulerBuilder) -> Explan
             log.warning("the volumes of %s on %s: %s", pod.ref, explanation.host, e)
             volumes = None
         explanation.volumes = volumes.actions() if volumes is not None else []
+    if pod.resource_claims:
+        checker = dynamic_resources_of(scheduler.algorithms_for(pod).predicates)
+        if checker is not None:
+            explanation.devices = explain_devices(checker, pod, cluster.node_infos, list(explanation.nodes))
     return explanation
 
 
