@@ -502,3 +502,21 @@ def test_upstream_allocator_row(name):
         return
     assert solution is not None
     assert allocator.allocation_results(node_name, labels, r["claims"], solution) == r["expect"]
+
+
+def test_counters_are_kept_per_pool_name_as_upstream_keys_them():
+    """Not a row of upstream's table: upstream's ``availableCounters`` and ``consumedCounters`` are keyed by the
+    pool's name (``pool.PoolID.Pool``), not by driver and name, so two drivers' pools of one name share what
+    is counted. Kept as upstream does it (same decisions), and pinned here."""
+    cel, _ = fake_cel()
+    slices = [
+        resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, counted(DEVICE1, "2"), count=2),
+        resource_slice(SLICE2, NODE1, POOL1, DRIVER_A, count=2, counters=[counter_set(COUNTER_SET1, memory="3")]),
+        resource_slice("slice-3", NODE1, POOL1, DRIVER_B, counted(DEVICE1, "2"), count=2),
+        resource_slice("slice-4", NODE1, POOL1, DRIVER_B, count=2, counters=[counter_set(COUNTER_SET1, memory="3")]),
+    ]
+    classes = {CLASS_A: device_class(CLASS_A, DRIVER_A), CLASS_B: device_class(CLASS_B, DRIVER_B)}
+    both = [claim(CLAIM0, request(REQ0, CLASS_A), request(REQ1, CLASS_B))]
+    assert Allocator(classes, slices, frozenset(), cel).allocate(NODE1, {}, both) is None  # 2 + 2 > 3 in "pool-1"
+    alone = [claim(CLAIM0, request(REQ1, CLASS_B))]
+    assert Allocator(classes, slices, frozenset(), cel).allocate(NODE1, {}, alone) is not None
