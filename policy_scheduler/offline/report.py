@@ -129,6 +129,8 @@ def placement_to_dict(p: Placement) -> dict[str, Any]:
         out["explain"] = explanation_to_dict(p.explanation)
     if p.volumes:
         out["volumes"] = [a.to_dict() for a in p.volumes]
+    if p.claims:
+        out["claims"] = p.claims
     return out
 
 
@@ -234,6 +236,10 @@ def simulation_table(result: SimulationResult) -> str:
                for p in result.placements for a in p.volumes]
     if volumes:
         summary += "\n\nVolumes (late-bound claims):\n" + text_table([["POD", "CLAIM", "VOLUME", "NODE"], *volumes])
+    devices = [[p.pod.ref, c["claim"], ", ".join(c["devices"]), p.node or "", "allocated" if c["allocated"] else "shared"]
+               for p in result.placements for c in p.claims]
+    if devices:
+        summary += "\n\nDevices (ResourceClaims):\n" + text_table([["POD", "CLAIM", "DEVICES", "NODE", ""], *devices])
     preemptions = preemptions_table(result)
     summary += f"\n\n{preemptions}" if preemptions else ""
     return f"{text_table(rows)}\n\n{summary}\n\n{text_table(usage)}"

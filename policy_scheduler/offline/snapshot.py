@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from ..cache.cluster import ClusterState
-from ..dra.allocator import default_environment
+from ..dra import allocator as dra_allocator
 from ..dra.claims import instantiate_template_claims
 from ..errors import ObjectError, SnapshotError
 from ..features import NEWEST_LINE, KubernetesLine, Rules
@@ -476,7 +476,7 @@ def check_cel_selectors(what: str, obj: Any) -> None:
         return
     if not expressions:
         return
-    cel = default_environment()
+    cel = dra_allocator.default_environment()
     for path, expression in expressions:
         try:
             cel.compile(expression)
