@@ -136,9 +136,9 @@ def test_a_policy_names_and_weights_it():
 def test_a_policy_naming_only_the_priority_still_gets_the_filter():
     policy = load_policy(json.dumps({**POLICY, "predicates": [{"name": "GeneralPredicates"}]}))
     s = create_from_policy(policy, cluster=cluster())
-    assert [(x.predicate[0] if x.predicate else None, x.priority) for x in s.pod_scoped] == [
+    assert [(x.predicate[0] if x.predicate else None, x.priority and x.priority.name) for x in s.pod_scoped] == [
         ("PodTopologySpread", None), ("ReadWriteOncePod", None), ("NodeVolumeLimits", None),
-        ("NodeDeclaredFeatures", None)]
+        ("NodeDeclaredFeatures", None), ("DynamicResources", None), (None, "DynamicResources")]
     assert zones(place(s, [app_pod(i) for i in range(4)])) == {"a": 2, "b": 2}
 
 
