@@ -69,6 +69,8 @@ from policy_scheduler.priorities import (
     new_selector_spread_priority,
     resource_limits_priority_map,
 )
+from policy_scheduler.priorities.dynamic_resources import DEFAULT_WEIGHT as DYNAMIC_RESOURCES_WEIGHT
+from policy_scheduler.priorities.dynamic_resources import new_dynamic_resources_priority
 from policy_scheduler.priorities.topology_spread import DEFAULT_WEIGHT as TOPOLOGY_SPREAD_WEIGHT
 from policy_scheduler.priorities.topology_spread import new_pod_topology_spread_priority
 from policy_scheduler.registry import REGISTRY, Registry
@@ -267,6 +269,8 @@ def register_defaults(reg: Registry) -> None:
     # DynamicResources (issue 45): likewise for the pods with ResourceClaims. No vectorised form: the fast path
     # runs it node by node, and preemption is left to the reference (its reasons are unresolvable).
     reg.register_fit_predicate_factory(DYNAMIC_RESOURCES, new_dynamic_resources_predicate)
+    reg.register_priority_config_factory(
+        DYNAMIC_RESOURCES, PriorityConfigFactory(DYNAMIC_RESOURCES_WEIGHT, function=new_dynamic_resources_priority))
     reg.register_priority_config_factory(
         POD_TOPOLOGY_SPREAD, PriorityConfigFactory(TOPOLOGY_SPREAD_WEIGHT, function=new_pod_topology_spread_priority),
         _pod_topology_spread_priority_forms,

@@ -72,11 +72,12 @@ DRA_POST_FILTER_FROM: KubernetesLine = (1, 34)
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 
 
-def never_post_filter_message(line: KubernetesLine) -> str:
+def never_post_filter_message(line: KubernetesLine, dra_message: str = NO_CLAIMS_TO_DEALLOCATE) -> str:
     """The PostFilter plugins' message for a ``preemptionPolicy: Never`` pod on the cluster's ``line``
-    (``Status.Message()`` joins the plugins' reasons with ``", "``)."""
+    (``Status.Message()`` joins the plugins' reasons with ``", "``); ``dra_message``: DynamicResources' own
+    (``still not schedulable`` for a pod whose claims PreFilter found)."""
     preemption = f"preemption: {NOT_ELIGIBLE_PREEMPTION_NEVER}"
-    return f"{NO_CLAIMS_TO_DEALLOCATE}, {preemption}" if line >= DRA_POST_FILTER_FROM else preemption
+    return f"{dra_message}, {preemption}" if line >= DRA_POST_FILTER_FROM else preemption
 
 
 def with_post_filter_message(fit_message: str, post_filter_message: str, line: KubernetesLine = NEWEST_LINE) -> str:

@@ -38,6 +38,7 @@ from ..features import NEWEST_LINE, KubernetesLine
 from ..model.disruption import PodDisruptionBudget
 from ..model.node import Node
 from ..model.pod import Pod
+from ..predicates.dynamic_resources import dynamic_resources_of
 from ..predicates.metadata import MetadataError
 from ..predicates.node_declared_features import ERR_REASON_UNSATISFIED_REQUIREMENTS
 from ..predicates.reasons import (
@@ -363,7 +364,9 @@ def preempt(
         result.eligible = False
         result.message = NOT_ELIGIBLE_PREEMPTION_NEVER
         result.line = scheduler.cluster.kubernetes_line
-        result.post_filter_message = never_post_filter_message(result.line)
+        checker = dynamic_resources_of(scheduler.algorithms_for(pod).predicates) if pod.resource_claims else None
+        result.post_filter_message = (never_post_filter_message(result.line, checker.post_filter_message(pod))
+                                      if checker is not None else never_post_filter_message(result.line))
         log.debug("Pod %s is not eligible for preemption: %s", pod.ref, result.message)
         return result
     infos = scheduler.cluster.node_infos

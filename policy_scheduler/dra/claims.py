@@ -10,12 +10,14 @@ the pod unschedulable on every node (``UnschedulableAndUnresolvable`` in PreFilt
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..cache.cluster import ClusterState
-    from ..model.dra import ResourceClaim
+    from ..model.dra import ResourceClaim, ResourceClaimTemplate
     from ..model.pod import Pod, PodResourceClaim
 
 #: ``resourceclaim.ErrClaimNotFound``.
@@ -56,7 +58,7 @@ def is_for_pod(pod: Pod, claim: ResourceClaim) -> str | None:
     if claim.namespace != pod.namespace:
         return (f"ResourceClaim {claim.namespace}/{claim.name} is not in the same namespace as Pod "
                 f"{pod.namespace}/{pod.name}")
-    if not claim.controller_uid or claim.controller_uid != pod.uid:
+    if claim.controller_uid is None or claim.controller_uid != pod.uid:  # metav1.IsControlledBy
         return (f"ResourceClaim {claim.namespace}/{claim.name} was not created for Pod {pod.namespace}/{pod.name} "
                 "(Pod is not owner)")
     return None
@@ -80,3 +82,37 @@ def pod_claims(cluster: ClusterState, pod: Pod) -> list[PodClaim]:
                 raise PodClaimError(error)
         out.append(PodClaim(entry.name, claim))
     return out
+
+
+def instantiate_template_claims(pod: Pod, templates: Mapping[tuple[str, str], ResourceClaimTemplate]) -> tuple[Pod, list[dict]]:
+    """Offline, what the resourceclaim controller does for a pending pod before the scheduler sees it: a claim
+    made from each template the pod names and has no claim for yet, controlled by the pod, named
+    ``<pod>-<entry>`` (upstream adds five random characters: the name is all that differs), recorded in the pod's
+    ``status.resourceClaimStatuses``. Returns the pod (updated) and the claims' objects; a missing template
+    leaves its entry alone (the pod then waits: ``ResourceClaim not created yet``)."""
+    made: list[dict] = []
+    statuses = list((pod.raw.get("status") or {}).get("resourceClaimStatuses") or [])
+    for entry in pod.resource_claims:
+        if entry.resource_claim_template_name is None or entry.name in pod.resource_claim_statuses:
+            continue
+        template = templates.get((pod.namespace, entry.resource_claim_template_name))
+        if template is None:
+            continue
+        name = f"{pod.name}-{entry.name}"
+        spec = copy.deepcopy((template.raw.get("spec") or {}).get("spec") or {})
+        meta_in = (template.raw.get("spec") or {}).get("metadata") or {}
+        metadata: dict = {"name": name, "namespace": pod.namespace,
+                          "uid": f"{pod.uid or pod.namespace + '/' + pod.name}/{entry.name}",
+                          "annotations": {**(meta_in.get("annotations") or {}),
+                                          "resource.kubernetes.io/pod-claim-name": entry.name},
+                          "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid,
+                                               "controller": True, "blockOwnerDeletion": True}]}
+        if meta_in.get("labels"):
+            metadata["labels"] = dict(meta_in["labels"])
+        made.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": metadata,
+                     "spec": spec})
+        statuses.append({"name": entry.name, "resourceClaimName": name})
+    if not made:
+        return pod, made
+    raw = {**pod.raw, "status": {**(pod.raw.get("status") or {}), "resourceClaimStatuses": statuses}}
+    return type(pod)(raw, pod.rules), made

@@ -624,7 +624,7 @@ class ResourceClaim:
     reserved_for: tuple[ConsumerReference, ...]
     deleting: bool
     finalizers: tuple[str, ...]
-    controller_uid: str  # the controller owner reference's uid ("" when none)
+    controller_uid: str | None  # the controller owner reference's uid (None when the claim has no controller)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -679,7 +679,7 @@ class ResourceClaim:
         if len(reserved) > RESERVED_FOR_MAX_SIZE:
             raise ObjectError(obj, "status.reservedFor",
                               f"Too many: {len(reserved)}: must have at most {RESERVED_FOR_MAX_SIZE} items")
-        controller = ""
+        controller = None
         for i, o in enumerate(obj_list_field(obj, "metadata.ownerReferences", meta.get("ownerReferences"))):
             if bool_field(obj, f"metadata.ownerReferences[{i}].controller", o.get("controller")):
                 controller = str_field(obj, f"metadata.ownerReferences[{i}].uid", o.get("uid"))

@@ -412,6 +412,8 @@ class Pod:
         clone = self._clone(raw)
         if annotations is not None:
             clone.annotations = annotations
+        if isinstance(status, dict) and "resourceClaimStatuses" in status:
+            clone.resource_claim_statuses = _resource_claim_statuses(f"Pod {self.namespace}/{self.name}", status)
         return clone
 
     def adopt(self, latest: Pod) -> None:

@@ -38,6 +38,7 @@ from ..dra.allocator import (
 from ..dra.claims import PodClaimError, pod_claims
 from ..dra.reserve import ClaimReservation, PodClaims
 from ..errors import PredicateError, RefusedPodError
+from ..features import Rules
 from ..model.dra import ADMIN_NAMESPACE_LABEL, ResourceClaim
 from .metadata import require_node
 from .reasons import PreFilterReason, UnresolvableReason
@@ -106,6 +107,9 @@ class DynamicResourcesChecker:
         self._state = PodState()
 
     def applies(self, pod: Pod) -> bool:
+        """A pod with claims (or extended resources a DeviceClass backs), parsed under the cluster's rules."""
+        if pod.rules is not Rules.CLUSTER:
+            return False
         return bool(pod.resource_claims) or bool(dra_extended_resources(self.cluster, pod))
 
     # -- PreFilter ------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
+from fractions import Fraction
 from typing import Any
 
 from policy_scheduler.dra.allocator import CELEnvironment
@@ -25,6 +26,17 @@ class FakeCompileError(FakeCELError):
 
 class FakeRuntimeError(FakeCELError):
     pass
+
+
+class _Quantity(Fraction):
+    """A quantity value in CEL: comparable, with ``compareTo`` (DRA's quantity library)."""
+
+    def compareTo(self, other: Fraction) -> int:  # noqa: N802 - CEL's name
+        return (self > other) - (self < other)
+
+
+def quantity(text: str) -> _Quantity:
+    return _Quantity(parse_quantity(text))
 
 
 class _Domain:
@@ -50,7 +62,7 @@ class _Device:
     def __init__(self, device: Any) -> None:
         self.driver = device.driver
         self.attributes = _Map({k: a.value for k, a in device.attributes.items()}, "attributes")
-        self.capacity = _Map(dict(device.capacity), "capacity")
+        self.capacity = _Map({k: _Quantity(v) for k, v in device.capacity.items()}, "capacity")
         self.allowMultipleAllocations = device.allow_multiple_allocations
 
 
@@ -66,7 +78,7 @@ class FakeSelector:
             return self._cache[key]
         self._counter["evaluations"] = self._counter.get("evaluations", 0) + 1
         try:
-            result = eval(self._code, {"quantity": parse_quantity, "device": _Device(device)})  # noqa: S307
+            result = eval(self._code, {"quantity": quantity, "device": _Device(device)})  # noqa: S307
         except FakeRuntimeError:
             raise
         except Exception as e:  # a type error and the like
@@ -81,6 +93,8 @@ class FakeSelector:
 def _translate(expression: str) -> str:
     text = expression.replace("&&", " and ").replace("||", " or ")
     text = re.sub(r"!(?!=)", " not ", text)
+    if re.search(r"\bnoSuchVar\b", text):  # CEL checks references when compiling
+        raise SyntaxError("undeclared reference to 'noSuchVar'")
     return text.replace("true", "True").replace("false", "False")
 
 
@@ -95,7 +109,7 @@ def fake_cel() -> tuple[CELEnvironment, dict[str, int]]:
             try:
                 code = compile(_translate(expression), "<cel>", "eval")
             except SyntaxError as e:
-                raise FakeCompileError(f"ERROR: <input>:1:{(e.offset or 1)}: Syntax error") from None
+                raise FakeCompileError(f"ERROR: <input>:1:{(e.offset or 1)}: {e.msg}") from None
             selector = cache[expression] = FakeSelector(expression, code, counter)
         return selector
 
