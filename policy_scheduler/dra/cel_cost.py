@@ -201,7 +201,8 @@ def _type_kind(data: bytes) -> tuple[str, Any]:
     if number == 3:
         return "primitive", {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}.get(value)
     if number == 6:
-        return "list", None
+        elem = _first(_fields(value), 1)
+        return "list", _type_kind(elem) if elem is not None else None
     if number == 7:
         return "map", None
     if number == 9:
@@ -287,6 +288,14 @@ _K8S_LISTS = {"isSorted", "sum", "max", "min"}
 _PARSERS = {"quantity", "isQuantity", "semver", "isSemver"}
 _ORDERING = {"_<_", "_<=_", "_>_", "_>=_"}
 _ACCUMULATORS = {"@result", "__result__"}
+_LIST_EXTENSION = {"lists.range", "slice", "reverse", "flatten", "distinct", "sort", "@sortByAssociatedKeys"}
+
+
+def _int_literal(node: Node, default: int) -> int:
+    """cel-go's ``nodeAsIntValue``: a literal int argument, else the default."""
+    if node.kind == "const" and isinstance(node.literal, int) and not isinstance(node.literal, bool):
+        return max(node.literal, 0)
+    return default
 
 
 class CostModel:
@@ -423,7 +432,46 @@ class _Estimator:
             self.scopes.pop()
         total = _add(total, self.cost(result))
         self.scopes.pop()
+        if accu_init.kind in ("list", "map"):
+            # map/filter: at most one element per iteration, each as large as the step appends.
+            self.shapes[node.id] = Shape(range_shape.size, SCALAR, self.shape(step).elem)
+        elif accu_init.kind == "const":
+            self.shapes[node.id] = self.shape(accu_init)
         return _add(total, _mul(range_shape.size, loop))
+
+    def list_extension(self, node: Node, name: str, target: Node | None, args: list[Node]) -> int:
+        """ext/lists.go's estimators (version 3, as 1.34+ pins): ``ceil(size x factor) + 1``, plus 10 for
+        the list it allocates; the result has that size."""
+        if name == "lists.range" and target is None and len(args) == 1:
+            size, factor = _int_literal(args[0], UNBOUNDED), 1.0
+        elif name == "slice" and target is not None and len(args) == 2:
+            whole = self.size(target)
+            size, factor = max(_int_literal(args[1], whole) - _int_literal(args[0], 0), 0), 1.0
+        elif name == "reverse" and target is not None and not args and self.types.get(target.id, ("", None))[0] == "list":
+            size, factor = self.size(target), 1.0
+        elif name == "flatten" and target is not None and len(args) <= 1:
+            size = self.size(target)
+            factor = float(_int_literal(args[0], UNBOUNDED)) if args else 1.0
+        elif name in ("distinct", "sort", "@sortByAssociatedKeys"):
+            # ``sortBy``'s expansion calls ``list.@sortByAssociatedKeys(keys)``: the list is the target.
+            listed = target if target is not None else (args[0] if args else None)
+            if listed is None:
+                return 1
+            whole = self.size(listed)
+            size = whole
+            factor = 2.0
+            if name != "distinct":
+                keys = target if name == "sort" else (args[-1] if args else None)
+                kind = self.types.get(keys.id, ("", None)) if keys is not None else ("", None)
+                if kind[0] == "list" and kind[1] in (("primitive", "string"), ("primitive", "bytes")):
+                    factor += _STRING_FACTOR
+            self.shapes[node.id] = Shape(size, SCALAR, self.shape(listed).elem)
+            return _add(_factor(_mul(whole, whole), factor), 1, 10)
+        else:
+            return 1
+        elem = self.shape(target).elem if target is not None and name != "flatten" else None
+        self.shapes[node.id] = Shape(size, SCALAR, elem if name != "lists.range" else SCALAR)
+        return _add(_factor(size, factor), 1, 10)
 
     def call(self, node: Node) -> int:
         name = node.name
@@ -464,7 +512,10 @@ class _Estimator:
             smallest = min(self.size(args[0]), self.size(args[1]))
             return _add(total, _factor(smallest, _STRING_FACTOR), arg_sum)
         if name == "_+_" and len(args) == 2:
-            result = Shape(_add(self.size(args[0]), self.size(args[1])))
+            left, right = self.shape(args[0]), self.shape(args[1])
+            elems = [e for e in (left.elem, right.elem) if e is not None]
+            elem = max(elems, key=lambda e: e.size) if len(elems) == 2 else None
+            result = Shape(_add(left.size, right.size), SCALAR if elem else None, elem)
             self.shapes[node.id] = result
             if types[0][0] == "list":
                 return _add(total, 1, arg_sum)
@@ -513,6 +564,8 @@ class _Estimator:
             if shape.elem is not None and self.types.get(target.id, ("other", None))[0] == "list":
                 element = _add(1, _factor(shape.elem.size, _STRING_FACTOR)) if shape.elem.size > 1 else 1
             return _add(total, _mul(shape.size, element), arg_sum)
+        if name in _LIST_EXTENSION:
+            return _add(total, self.list_extension(node, name, target, args), arg_sum)
         if name in _PARSERS and args:
             return _add(total, _factor(self.size(args[0]), _STRING_FACTOR), arg_sum)
         if name in ("string", "strings.quote") and args:

@@ -458,3 +458,23 @@ def test_semver_order_is_blangs() -> None:
     assert normalize_and_parse_semver("v1") == (1, 0, 0, ())
     with pytest.raises(ValueParseError, match="short version cannot contain PreRelease/Build meta data"):
         normalize_and_parse_semver("1.2-rc")
+
+
+def test_list_extension_costs_follow_cel_gos_estimators() -> None:
+    # ext/lists.go: ceil(size x factor) + 1 + 10 for the list allocated.
+    assert compile_selector("lists.range(3).size() == 3").max_cost == 14 + 1 + 1
+    huge = compile_selector("lists.range(1000000).size() > 0")
+    assert huge.max_cost > cel.COST_LIMIT
+    with pytest.raises(CELRuntimeError, match="^operation cancelled: actual cost limit exceeded$"):
+        huge.matches(Device())
+
+
+def test_map_and_filter_results_are_bounded_by_their_range() -> None:
+    # Upstream's TestInterrupt expression: map/filter keep the size of what they iterate, so the estimate
+    # stays finite and far below the limit.
+    selector = compile_selector(
+        'device.attributes["dra.example.com"].map(key, device.attributes["dra.example.com"][key] * 20)'
+        ".filter(e, e > 50).exists(e, e == 60)"
+    )
+    assert selector.max_cost < cel.COST_LIMIT
+    assert selector.matches(Device(attributes=attrs(a=3, b=2))) is True
