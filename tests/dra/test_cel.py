@@ -280,6 +280,26 @@ MORE = {
     "optional": ('device.attributes["dra.example.com"].?model.orValue("none") == "none"', Device(), True),
     "matches": ('device.attributes["dra.example.com"].model.matches("^a[0-9]+$")', Device(attributes=attrs(model="a100")),
                 True),
+    # allocator_testing.go's selectors
+    "allocator-invalid-cel": ("noSuchVar", Device(), CELCompileError(
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to 'noSuchVar' (in container '')\n"
+        " | noSuchVar\n | ^")),
+    "allocator-driver-and-multi-allocation": (
+        'device.driver == "dra.example.com" && device.allowMultipleAllocations == true',
+        Device(allow_multiple_allocations=True), True,
+    ),
+    "allocator-memory-at-least": (
+        'device.capacity["dra.example.com"].memory.compareTo(quantity("2Gi")) >= 0',
+        Device(capacity={"memory": Fraction(2 * 2**30)}), True,
+    ),
+    "allocator-memory-too-small": (
+        'device.capacity["dra.example.com"].memory.compareTo(quantity("2Gi")) >= 0',
+        Device(capacity={"memory": Fraction(2**30)}), False,
+    ),
+    "allocator-memory-missing": (
+        'device.capacity["dra.example.com"].memory.compareTo(quantity("2Gi")) >= 0',
+        Device(attributes=attrs(model="x")), CELRuntimeError("no such key: memory"),
+    ),
     "index-out-of-range": ("[1][3] == 1", Device(), CELRuntimeError("index '3' out of range in list size '1'")),
 }
 
