@@ -21,7 +21,11 @@ to bool or the unknown type, not int``). :meth:`Selector.matches` evaluates it f
 
 Results are cached per (expression, key) when the caller passes a key that changes whenever the device
 does (a bounded LRU, :data:`RESULT_CACHE_SIZE` entries over all expressions), so that a 5,000-node cluster
-with 8 devices a node evaluates each selector once per device, not once per pod.
+with 8 devices a node evaluates each selector once per device, not once per pod. The key names the
+device's content for every expression: the device converted into CEL values is kept under it too
+(:data:`DEVICE_CACHE_SIZE` devices), shared by all selectors evaluated for that device. A
+``(slice name, slice generation, device name)`` tuple is such a key. The caches are plain dicts (the
+engine is single-threaded).
 """
 
 from __future__ import annotations
