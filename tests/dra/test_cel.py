@@ -498,3 +498,16 @@ def test_map_and_filter_results_are_bounded_by_their_range() -> None:
     )
     assert selector.max_cost < cel.COST_LIMIT
     assert selector.matches(Device(attributes=attrs(a=3, b=2))) is True
+
+
+def test_the_benchmark_table_is_upstreams_outcome_for_ours() -> None:
+    from benchmarks import cel_runtimes
+
+    ours, device = cel_runtimes.Ours(), cel_runtimes.sample_device()
+    wrong = [
+        (expression, expected, ours.outcome(expression, device))
+        for expression, expected in cel_runtimes.TABLE
+        if ours.outcome(expression, device)[0] != expected
+    ]
+    assert wrong == []
+    assert len(cel_runtimes.TABLE) == 45
