@@ -255,11 +255,15 @@ class Selector:
             program = env.compile(expression)
         except RuntimeError as error:
             raise CELCompileError(_compile_message(str(error), expression)) from None
+        serialized = program.serialize()
+        literal_errors = cel_cost.literal_type_errors(serialized, expression)
+        if literal_errors:
+            raise CELCompileError("compilation failed: " + "\n".join(literal_errors))
         output = _type_name(program.return_type().name())
         if output not in ("bool", "dyn"):
             raise CELCompileError(f"must evaluate to bool or the unknown type, not {output}")
         self._program = program
-        self._cost = cel_cost.CostModel(program.serialize())
+        self._cost = cel_cost.CostModel(serialized)
         #: Worst-case cost over every device DRA's limits allow (cel-go's ``MaxCost`` analogue).
         self.max_cost = self._cost.estimate()
 

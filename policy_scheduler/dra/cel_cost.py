@@ -571,3 +571,104 @@ class _Estimator:
         if name in ("string", "strings.quote") and args:
             return _add(total, _factor(self.size(args[0]), _STRING_FACTOR), arg_sum)
         return _add(total, 1, arg_sum)
+
+
+# --- the base environment's homogeneous aggregate literals ---------------------------------------------------
+
+_PRIMITIVE_NAMES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
+
+
+def format_type(data: bytes) -> str:
+    """A ``cel.expr.Type`` as cel-go's ``FormatCELType`` writes it (``int``, ``list(string)``, ``map(K, V)``)."""
+    fields = _fields(data)
+    if not fields:
+        return "dyn"
+    number, _, value = fields[0]
+    if number == 1:
+        return "dyn"
+    if number == 2:
+        return "null_type"
+    if number == 3:
+        return _PRIMITIVE_NAMES.get(value, "dyn")
+    if number == 4:
+        return f"wrapper({_PRIMITIVE_NAMES.get(value, 'dyn')})"
+    if number == 5:
+        return _WELL_KNOWN.get(value, "dyn")
+    if number == 6:
+        elem = _first(_fields(value), 1)
+        return f"list({format_type(elem or b'')})"
+    if number == 7:
+        parts = _fields(value)
+        return f"map({format_type(_first(parts, 1) or b'')}, {format_type(_first(parts, 2) or b'')})"
+    if number in (9, 10):
+        return value.decode()
+    if number == 11:
+        return f"type({format_type(value)})"
+    if number == 12:
+        return "*error*"
+    if number == 14:
+        parts = _fields(value)
+        name = (_first(parts, 1) or b"").decode()
+        params = [format_type(p) for p in _all(parts, 2)]
+        return f"{name}({', '.join(params)})" if params else name
+    return "dyn"
+
+
+def literal_type_errors(serialized: bytes, expression: str) -> list[str]:
+    """``cel.ValidateHomogeneousAggregateLiterals`` (Kubernetes' base environment since 1.29): every element
+    of a list literal, and every key and every value of a map literal, has the type of the first one
+    (``format`` arguments are exempt). cel-cpp infers ``list(dyn)`` for ``[1, "a"]`` instead; this gives
+    cel-go's errors, in cel-go's form."""
+    outer = _fields(serialized)
+    checked = _first(outer, 2) if _first(outer, 1) is not None else serialized
+    fields = _fields(checked)
+    types: dict[int, str] = {}
+    for entry in _all(fields, 3):
+        entry_fields = _fields(entry)
+        types[_first(entry_fields, 1) or 0] = format_type(_first(entry_fields, 2) or b"")
+    positions: dict[int, int] = {}
+    source_info = _first(fields, 5)
+    if source_info is not None:
+        for entry in _all(_fields(source_info), 4):
+            entry_fields = _fields(entry)
+            positions[_first(entry_fields, 1) or 0] = _first(entry_fields, 2) or 0
+    root = _expr(_first(fields, 4) or b"")
+    errors: list[tuple[int, str]] = []
+
+    def mismatch(node: Node, expected: str) -> None:
+        offset = positions.get(node.id, 0)
+        line = expression.count("\n", 0, offset) + 1
+        start = expression.rfind("\n", 0, offset) + 1
+        column = offset - start + 1
+        text = expression.split("\n")[line - 1]
+        errors.append(
+            (
+                offset,
+                f"ERROR: <input>:{line}:{column}: expected type '{expected}' but found '{types.get(node.id, 'dyn')}'"
+                f"\n | {text}\n | {'.' * (column - 1)}^",
+            )
+        )
+
+    def walk(node: Node, exempt: bool) -> None:
+        inner_exempt = exempt or (node.kind == "call" and node.name == "format")
+        if node.kind == "list" and not exempt and len(node.args) > 1:
+            first = types.get(node.args[0].id, "dyn")
+            for element in node.args[1:]:
+                if types.get(element.id, "dyn") != first:
+                    mismatch(element, first)
+                    break
+        if node.kind == "map" and not exempt and len(node.args) > 2:
+            key_type, value_type = types.get(node.args[0].id, "dyn"), types.get(node.args[1].id, "dyn")
+            for i in range(2, len(node.args) - 1, 2):
+                if types.get(node.args[i].id, "dyn") != key_type:
+                    mismatch(node.args[i], key_type)
+                if types.get(node.args[i + 1].id, "dyn") != value_type:
+                    mismatch(node.args[i + 1], value_type)
+        if node.target is not None:
+            walk(node.target, inner_exempt)
+        for child in node.args:
+            walk(child, inner_exempt)
+
+    walk(root, False)
+    return [message for _, message in sorted(errors, key=lambda e: e[0])]

@@ -280,6 +280,15 @@ MORE = {
     "optional": ('device.attributes["dra.example.com"].?model.orValue("none") == "none"', Device(), True),
     "matches": ('device.attributes["dra.example.com"].model.matches("^a[0-9]+$")', Device(attributes=attrs(model="a100")),
                 True),
+    # the base environment's homogeneous aggregate literals (cel-cpp alone would infer list(dyn))
+    "mixed-list-literal": ('device.attributes["dra.example.com"].model in ["a100", 100]', Device(), CELCompileError(
+        "compilation failed: ERROR: <input>:1:56: expected type 'string' but found 'int'\n"
+        ' | device.attributes["dra.example.com"].model in ["a100", 100]\n | ' + "." * 50 + "^")),
+    "mixed-map-literal": ('{"a": 1, "b": "x"}.size() == 2', Device(), CELCompileError(
+        "expected type 'int' but found 'string'")),
+    "format-arguments-are-exempt": ('"%s %d".format(["a", 1]) == "a 1"', Device(), True),
+    "homogeneous-list-literal": ('device.attributes["dra.example.com"].model in ["a100", "h100"]',
+                                 Device(attributes=attrs(model="h100")), True),
     # allocator_testing.go's selectors
     "allocator-invalid-cel": ("noSuchVar", Device(), CELCompileError(
         "compilation failed: ERROR: <input>:1:1: undeclared reference to 'noSuchVar' (in container '')\n"
