@@ -283,7 +283,7 @@ MORE = {
     # the base environment's homogeneous aggregate literals (cel-cpp alone would infer list(dyn))
     "mixed-list-literal": ('device.attributes["dra.example.com"].model in ["a100", 100]', Device(), CELCompileError(
         "compilation failed: ERROR: <input>:1:56: expected type 'string' but found 'int'\n"
-        ' | device.attributes["dra.example.com"].model in ["a100", 100]\n | ' + "." * 50 + "^")),
+        ' | device.attributes["dra.example.com"].model in ["a100", 100]\n | ' + "." * 55 + "^")),
     "mixed-map-literal": ('{"a": 1, "b": "x"}.size() == 2', Device(), CELCompileError(
         "expected type 'int' but found 'string'")),
     "format-arguments-are-exempt": ('"%s %d".format(["a", 1]) == "a 1"', Device(), True),
