@@ -191,6 +191,7 @@ def _compile_message(raw: str, expression: str) -> str:
 
 _NOT_FOUND = re.compile(r'^Key not found in map : "?(.*?)"?$')
 _NO_OVERLOAD = re.compile(r"^No matching overloads found : ([^(]+)\((.*)\)$")
+_NO_MEMBER_OVERLOAD = re.compile(r"^No matching overloads found : \(([^)]*)\)\.([^(]+)\((.*)\)$")
 _INDEX = re.compile(r"^Index error: index=(-?\d+) size=(\d+)$")
 _RUNTIME_TEXTS = {"divide by zero": "division by zero", "modulus by zero": "modulus by zero"}
 
@@ -200,6 +201,12 @@ def _runtime_message(raw: str) -> str:
     match = _NOT_FOUND.match(text)
     if match:
         return f"no such key: {match.group(1)}"
+    match = _NO_MEMBER_OVERLOAD.match(text)
+    if match:
+        # cel-go's dispatch lists the receiver as the first argument: ``startsWith(int, string)``.
+        types = [match.group(1), *match.group(3).split(",")]
+        arguments = ", ".join(_type_name(a.strip()) for a in types if a.strip())
+        return f"no such overload: {match.group(2).strip()}({arguments})"
     match = _NO_OVERLOAD.match(text)
     if match:
         arguments = ", ".join(_type_name(a.strip()) for a in match.group(2).split(",") if a.strip())

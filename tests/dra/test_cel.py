@@ -194,6 +194,15 @@ MORE = {
         'device.attributes["dra.example.com"].model > 1', Device(attributes=attrs(model="a100")),
         CELRuntimeError("no such overload: _>_(string, int)"),
     ),
+    "member-on-wrong-type": (
+        'device.attributes["dra.example.com"].cores.startsWith("a")', Device(attributes=attrs(cores=8)),
+        CELRuntimeError("no such overload: startsWith(int, string)"),
+    ),
+    "version-compared-with-quantity": (
+        'device.attributes["dra.example.com"].v.isGreaterThan(quantity("1"))',
+        Device(attributes=attrs(v=("version", "1.0.0"))),
+        CELRuntimeError("no such overload: isGreaterThan(kubernetes.Semver, kubernetes.Quantity)"),
+    ),
     "int-result": (
         'device.attributes["dra.example.com"].cores', Device(attributes=attrs(cores=8)),
         CELRuntimeError("CEL result of type int could not be converted to bool: "
