@@ -263,16 +263,22 @@ class Selector:
         except RuntimeError as error:
             raise CELCompileError(_compile_message(str(error), expression)) from None
         serialized = program.serialize()
-        literal_errors = cel_cost.literal_type_errors(serialized, expression)
+        try:
+            literal_errors = cel_cost.literal_type_errors(serialized, expression)
+        except (ValueError, IndexError, RecursionError) as error:  # a checked AST we cannot read
+            raise CELCompileError(f"unexpected compilation error: {error}") from None
         if literal_errors:
             raise CELCompileError("compilation failed: " + "\n".join(literal_errors))
         output = _type_name(program.return_type().name())
         if output not in ("bool", "dyn"):
             raise CELCompileError(f"must evaluate to bool or the unknown type, not {output}")
         self._program = program
-        self._cost = cel_cost.CostModel(serialized)
-        #: Worst-case cost over every device DRA's limits allow (cel-go's ``MaxCost`` analogue).
-        self.max_cost = self._cost.estimate()
+        try:
+            self._cost = cel_cost.CostModel(serialized)
+            #: Worst-case cost over every device DRA's limits allow (cel-go's ``MaxCost`` analogue).
+            self.max_cost = self._cost.estimate()
+        except (ValueError, IndexError, RecursionError) as error:
+            raise CELCompileError(f"cost estimation failed: {error}") from None
 
     def __repr__(self) -> str:
         return f"Selector({self.expression!r})"
@@ -307,7 +313,10 @@ class Selector:
         padded: set[str] = set()
         attributes, capacity = values.attributes, values.capacity
         while True:
-            result = self._program.eval(activation)
+            try:
+                result = self._program.eval(activation)
+            except RuntimeError as error:
+                raise CELRuntimeError(_runtime_message(str(error))) from None
             result_type = result.type()
             if result_type == _BOOL:
                 return bool(result.value())
@@ -394,5 +403,8 @@ def _convert(device: CELDevice) -> _DeviceValues:
         domain, ident = _split(name, driver)
         capacity.setdefault(domain, {})[ident] = cel_env.quantity_value(Fraction(amount))
     multiple = bool(device.allow_multiple_allocations)
-    activation = _environment().Activation(_variables(driver, multiple, attributes, capacity))
+    try:
+        activation = _environment().Activation(_variables(driver, multiple, attributes, capacity))
+    except (RuntimeError, TypeError, ValueError, OverflowError) as error:
+        raise CELRuntimeError(f"unsupported attribute value: {error}") from None
     return _DeviceValues(driver, multiple, attributes, capacity, activation)
