@@ -264,13 +264,13 @@ class Selector:
             raise CELCompileError(_compile_message(str(error), expression)) from None
         serialized = program.serialize()
         try:
-            literal_errors = cel_cost.literal_type_errors(serialized, expression)
+            checked = cel_cost.check(serialized, expression)
         except (ValueError, IndexError, RecursionError) as error:  # a checked AST we cannot read
             raise CELCompileError(f"unexpected compilation error: {error}") from None
-        if literal_errors:
-            raise CELCompileError("compilation failed: " + "\n".join(literal_errors))
+        if checked.errors:
+            raise CELCompileError("compilation failed: " + "\n".join(checked.errors))
         output = _type_name(program.return_type().name())
-        if output not in ("bool", "dyn"):
+        if output not in ("bool", "dyn") or output == "dyn" and checked.dyn_result:
             raise CELCompileError(f"must evaluate to bool or the unknown type, not {output}")
         self._program = program
         try:

@@ -576,7 +576,7 @@ class _Estimator:
 # --- the base environment's homogeneous aggregate literals ---------------------------------------------------
 
 _PRIMITIVE_NAMES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
-_WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
+_WELL_KNOWN = {1: "any", 2: "timestamp", 3: "duration"}
 
 
 def format_type(data: bytes) -> str:
@@ -588,7 +588,7 @@ def format_type(data: bytes) -> str:
     if number == 1:
         return "dyn"
     if number == 2:
-        return "null_type"
+        return "null"
     if number == 3:
         return _PRIMITIVE_NAMES.get(value, "dyn")
     if number == 4:
@@ -606,7 +606,7 @@ def format_type(data: bytes) -> str:
     if number == 11:
         return f"type({format_type(value)})"
     if number == 12:
-        return "*error*"
+        return "!error!"
     if number == 14:
         parts = _fields(value)
         name = (_first(parts, 1) or b"").decode()
@@ -615,11 +615,31 @@ def format_type(data: bytes) -> str:
     return "dyn"
 
 
-def literal_type_errors(serialized: bytes, expression: str) -> list[str]:
-    """``cel.ValidateHomogeneousAggregateLiterals`` (Kubernetes' base environment since 1.29): every element
-    of a list literal, and every key and every value of a map literal, has the type of the first one
-    (``format`` arguments are exempt). cel-cpp infers ``list(dyn)`` for ``[1, "a"]`` instead; this gives
-    cel-go's errors, in cel-go's form."""
+@dataclass
+class CheckResult:
+    """What cel-go's checker and the base environment's validators would say that cel-cpp's checker did not."""
+
+    errors: list[str]
+    #: The expression's value has the unknown type (an attribute value, cel-go's ``any``) ...
+    unknown_result: bool
+    #: ... or an explicit ``dyn(...)``, which upstream's result check refuses (``not dyn``).
+    dyn_result: bool
+
+
+_OUTER, _INNER, _ANY, _DYN = "outer", "inner", "any", "dyn"
+
+
+def check(serialized: bytes, expression: str) -> CheckResult:
+    """cel-go's rules that cel-cpp does not apply, on the checked AST:
+
+    - attribute values have cel-go's unknown type ``any`` (``dyn`` here): a comprehension over one is
+      ``expression of type 'any' cannot be range of a comprehension (must be list, map, or dynamic)``
+      (DRAListTypeAttributes, off in 1.36, is what turns them into ``dyn``);
+    - ``cel.ValidateHomogeneousAggregateLiterals`` (Kubernetes' base environment since 1.29): every element of
+      a list literal, and every key and every value of a map literal, has the type of the first one
+      (``format`` arguments are exempt). cel-cpp infers ``list(dyn)`` for ``[1, "a"]`` instead.
+
+    Errors come in cel-go's form (``ERROR: <input>:L:C: ...``, the source line, the caret), by position."""
     outer = _fields(serialized)
     checked = _first(outer, 2) if _first(outer, 1) is not None else serialized
     fields = _fields(checked)
@@ -627,6 +647,12 @@ def literal_type_errors(serialized: bytes, expression: str) -> list[str]:
     for entry in _all(fields, 3):
         entry_fields = _fields(entry)
         types[_first(entry_fields, 1) or 0] = format_type(_first(entry_fields, 2) or b"")
+    names: dict[int, str] = {}
+    for entry in _all(fields, 2):
+        entry_fields = _fields(entry)
+        name = _first(_fields(_first(entry_fields, 2) or b""), 1)
+        if name:
+            names[_first(entry_fields, 1) or 0] = name.decode()
     positions: dict[int, int] = {}
     source_info = _first(fields, 5)
     if source_info is not None:
@@ -635,40 +661,104 @@ def literal_type_errors(serialized: bytes, expression: str) -> list[str]:
             positions[_first(entry_fields, 1) or 0] = _first(entry_fields, 2) or 0
     root = _expr(_first(fields, 4) or b"")
     errors: list[tuple[int, str]] = []
+    tags: dict[int, str] = {}
 
-    def mismatch(node: Node, expected: str) -> None:
+    def report(node: Node, message: str) -> None:
         offset = positions.get(node.id, 0)
         line = expression.count("\n", 0, offset) + 1
         start = expression.rfind("\n", 0, offset) + 1
         column = offset - start + 1
         text = expression.split("\n")[line - 1]
-        errors.append(
-            (
-                offset,
-                f"ERROR: <input>:{line}:{column}: expected type '{expected}' but found '{types.get(node.id, 'dyn')}'"
-                f"\n | {text}\n | {'.' * (column - 1)}^",
-            )
-        )
+        errors.append((offset, f"ERROR: <input>:{line}:{column}: {message}\n | {text}\n | {'.' * (column - 1)}^"))
 
-    def walk(node: Node, exempt: bool) -> None:
+    def type_of(node: Node) -> str:
+        return _ANY if tags.get(node.id) == _ANY else types.get(node.id, "dyn")
+
+    def tag(node: Node, scopes: list[tuple[str, str | None]]) -> str | None:
+        """Walks the tree; returns what the node is: the attributes map, a domain's map, a value, dyn(...)."""
+        kind = node.kind
+        result: str | None = None
+        if kind == "ident":
+            for name, bound in reversed(scopes):
+                if name == node.name:
+                    result = bound
+                    break
+            else:
+                if names.get(node.id, node.name) == "device.attributes":
+                    result = _OUTER
+        elif kind == "select":
+            assert node.target is not None
+            operand = tag(node.target, scopes)
+            if names.get(node.id) == "device.attributes" and not any(n == node.target.name for n, _ in scopes):
+                result = _OUTER
+            elif not node.test_only:
+                result = {_OUTER: _INNER, _INNER: _ANY}.get(operand or "")
+        elif kind == "comprehension":
+            iter_range, accu_init, condition, step, final = node.args
+            range_tag = tag(iter_range, scopes)
+            init_tag = tag(accu_init, scopes)
+            bind = (
+                iter_range.kind == "list" and not iter_range.args and condition.kind == "const"
+                and condition.literal is False and node.accu_var not in _ACCUMULATORS
+            )
+            if bind:
+                result = tag(final, [*scopes, (node.accu_var, init_tag)])
+            else:
+                if range_tag == _ANY:
+                    report(
+                        iter_range,
+                        "expression of type 'any' cannot be range of a comprehension (must be list, map, or dynamic)",
+                    )
+                inner = [*scopes, (node.accu_var, None)]
+                if node.iter_var2:
+                    value = {_OUTER: _INNER, _INNER: _ANY}.get(range_tag or "")
+                    inner += [(node.iter_var, None), (node.iter_var2, value)]
+                else:
+                    inner += [(node.iter_var, None)]
+                tag(condition, inner)
+                tag(step, inner)
+                tag(final, [*scopes, (node.accu_var, None)])
+        else:
+            child_tags = []
+            if node.target is not None:
+                child_tags.append(tag(node.target, scopes))
+            child_tags += [tag(child, scopes) for child in node.args]
+            if kind == "call":
+                if node.name in ("_[_]",) and child_tags:
+                    result = {_OUTER: _INNER, _INNER: _ANY}.get(child_tags[0] or "")
+                elif node.name == "dyn":
+                    result = _DYN
+                elif node.name == "_?_:_" and _ANY in child_tags[1:]:
+                    result = _ANY
+        if result is not None:
+            tags[node.id] = result
+        return result
+
+    root_tag = tag(root, [])
+
+    def literals(node: Node, exempt: bool) -> None:
         inner_exempt = exempt or (node.kind == "call" and node.name == "format")
         if node.kind == "list" and not exempt and len(node.args) > 1:
-            first = types.get(node.args[0].id, "dyn")
+            first = type_of(node.args[0])
             for element in node.args[1:]:
-                if types.get(element.id, "dyn") != first:
-                    mismatch(element, first)
+                if type_of(element) != first:
+                    report(element, f"expected type '{first}' but found '{type_of(element)}'")
                     break
         if node.kind == "map" and not exempt and len(node.args) > 2:
-            key_type, value_type = types.get(node.args[0].id, "dyn"), types.get(node.args[1].id, "dyn")
+            key_type, value_type = type_of(node.args[0]), type_of(node.args[1])
             for i in range(2, len(node.args) - 1, 2):
-                if types.get(node.args[i].id, "dyn") != key_type:
-                    mismatch(node.args[i], key_type)
-                if types.get(node.args[i + 1].id, "dyn") != value_type:
-                    mismatch(node.args[i + 1], value_type)
+                if type_of(node.args[i]) != key_type:
+                    report(node.args[i], f"expected type '{key_type}' but found '{type_of(node.args[i])}'")
+                if type_of(node.args[i + 1]) != value_type:
+                    report(node.args[i + 1], f"expected type '{value_type}' but found '{type_of(node.args[i + 1])}'")
         if node.target is not None:
-            walk(node.target, inner_exempt)
+            literals(node.target, inner_exempt)
         for child in node.args:
-            walk(child, inner_exempt)
+            literals(child, inner_exempt)
 
-    walk(root, False)
-    return [message for _, message in sorted(errors, key=lambda e: e[0])]
+    literals(root, False)
+    return CheckResult(
+        errors=[message for _, message in sorted(errors, key=lambda e: e[0])],
+        unknown_result=root_tag == _ANY,
+        dyn_result=root_tag == _DYN,
+    )

@@ -295,6 +295,29 @@ MORE = {
         ' | device.attributes["dra.example.com"].model in ["a100", 100]\n | ' + "." * 55 + "^")),
     "mixed-map-literal": ('{"a": 1, "b": "x"}.size() == 2', Device(), CELCompileError(
         "expected type 'int' but found 'string'")),
+    "attribute-in-mixed-literal": ('[device.attributes["dra.example.com"].x, 1].size() == 2', Device(), CELCompileError(
+        "expected type 'any' but found 'int'")),
+    # An attribute value has cel-go's unknown type ``any``, which cannot be a comprehension's range (the
+    # 1.36 default, DRAListTypeAttributes off); compile_test.go's macro-exists-on-* rows run with it on.
+    "macro-exists-on-attribute": (
+        'device.attributes["dra.example.com"].name.exists(x, x > 0)', Device(attributes=attrs(name=1)),
+        CELCompileError(
+            "compilation failed: ERROR: <input>:1:37: expression of type 'any' cannot be range of a comprehension"
+            " (must be list, map, or dynamic)\n"
+            ' | device.attributes["dra.example.com"].name.exists(x, x > 0)\n | ' + "." * 41 + "^"
+        ),
+    ),
+    "macro-exists-on-bound-attribute": (
+        'cel.bind(d, device.attributes["dra.example.com"], d.names.all(n, n != ""))', Device(),
+        CELCompileError("expression of type 'any' cannot be range of a comprehension"),
+    ),
+    "macro-on-a-domain-is-fine": (
+        'device.attributes["dra.example.com"].exists(id, id == "name")', Device(attributes=attrs(name=1)), True,
+    ),
+    "dyn-result": ("dyn(true)", Device(), CELCompileError("must evaluate to bool or the unknown type, not dyn")),
+    "conditional-unknown-result": (
+        'true ? device.attributes["dra.example.com"].b : false', Device(attributes=attrs(b=True)), True,
+    ),
     "format-arguments-are-exempt": ('"%s %d".format(["a", 1]) == "a 1"', Device(), True),
     "homogeneous-list-literal": ('device.attributes["dra.example.com"].model in ["a100", "h100"]',
                                  Device(attributes=attrs(model="h100")), True),
