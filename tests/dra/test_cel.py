@@ -304,7 +304,7 @@ MORE = {
         CELCompileError(
             "compilation failed: ERROR: <input>:1:37: expression of type 'any' cannot be range of a comprehension"
             " (must be list, map, or dynamic)\n"
-            ' | device.attributes["dra.example.com"].name.exists(x, x > 0)\n | ' + "." * 41 + "^"
+            ' | device.attributes["dra.example.com"].name.exists(x, x > 0)\n | ' + "." * 36 + "^"
         ),
     ),
     "macro-exists-on-bound-attribute": (
