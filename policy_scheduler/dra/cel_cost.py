@@ -1,4 +1,5 @@
-"""The worst-case cost of a checked CEL selector, as cel-go's ``checker.Cost`` estimates it for DRA.
+"""The worst-case cost of a checked CEL selector, as cel-go's ``checker.Cost`` estimates it for DRA; cel-go's
+checks cel-cpp lacks.
 
 cel-cpp (our runtime) does not count cost the way cel-go does, and upstream enforces
 ``resourceapi.CELSelectorExpressionMaxCost`` (1,000,000) on cel-go's *actual* cost while evaluating. What we
@@ -16,6 +17,10 @@ recomputes the bound with that device's real sizes instead of the declared maxim
 
 Functions this module has no rule for cost 1 (cel-go's default) and results of unknown size are
 unbounded, as in cel-go.
+
+The same decoded AST serves :func:`check`: the rules of cel-go's checker and of the Kubernetes base
+environment's validators that cel-cpp's checker does not apply (attribute values of the unknown type,
+homogeneous aggregate literals).
 """
 
 from __future__ import annotations
