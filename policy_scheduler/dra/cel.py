@@ -21,7 +21,11 @@ to bool or the unknown type, not int``). :meth:`Selector.matches` evaluates it f
 
 Results are cached per (expression, key) when the caller passes a key that changes whenever the device
 does (a bounded LRU, :data:`RESULT_CACHE_SIZE` entries over all expressions), so that a 5,000-node cluster
-with 8 devices a node evaluates each selector once per device, not once per pod.
+with 8 devices a node evaluates each selector once per device, not once per pod. The key names the
+device's content for every expression: the device converted into CEL values is kept under it too
+(:data:`DEVICE_CACHE_SIZE` devices), shared by all selectors evaluated for that device. A
+``(slice name, slice generation, device name)`` tuple is such a key. The caches are plain dicts (the
+engine is single-threaded).
 """
 
 from __future__ import annotations
@@ -187,6 +191,7 @@ def _compile_message(raw: str, expression: str) -> str:
 
 _NOT_FOUND = re.compile(r'^Key not found in map : "?(.*?)"?$')
 _NO_OVERLOAD = re.compile(r"^No matching overloads found : ([^(]+)\((.*)\)$")
+_NO_MEMBER_OVERLOAD = re.compile(r"^No matching overloads found : \(([^)]*)\)\.([^(]+)\((.*)\)$")
 _INDEX = re.compile(r"^Index error: index=(-?\d+) size=(\d+)$")
 _RUNTIME_TEXTS = {"divide by zero": "division by zero", "modulus by zero": "modulus by zero"}
 
@@ -196,6 +201,12 @@ def _runtime_message(raw: str) -> str:
     match = _NOT_FOUND.match(text)
     if match:
         return f"no such key: {match.group(1)}"
+    match = _NO_MEMBER_OVERLOAD.match(text)
+    if match:
+        # cel-go's dispatch lists the receiver as the first argument: ``startsWith(int, string)``.
+        types = [match.group(1), *match.group(3).split(",")]
+        arguments = ", ".join(_type_name(a.strip()) for a in types if a.strip())
+        return f"no such overload: {match.group(2).strip()}({arguments})"
     match = _NO_OVERLOAD.match(text)
     if match:
         arguments = ", ".join(_type_name(a.strip()) for a in match.group(2).split(",") if a.strip())
@@ -251,13 +262,23 @@ class Selector:
             program = env.compile(expression)
         except RuntimeError as error:
             raise CELCompileError(_compile_message(str(error), expression)) from None
+        serialized = program.serialize()
+        try:
+            checked = cel_cost.check(serialized, expression)
+        except (ValueError, IndexError, RecursionError) as error:  # a checked AST we cannot read
+            raise CELCompileError(f"unexpected compilation error: {error}") from None
+        if checked.errors:
+            raise CELCompileError("compilation failed: " + "\n".join(checked.errors))
         output = _type_name(program.return_type().name())
-        if output not in ("bool", "dyn"):
+        if output not in ("bool", "dyn") or output == "dyn" and checked.dyn_result:
             raise CELCompileError(f"must evaluate to bool or the unknown type, not {output}")
         self._program = program
-        self._cost = cel_cost.CostModel(program.serialize())
-        #: Worst-case cost over every device DRA's limits allow (cel-go's ``MaxCost`` analogue).
-        self.max_cost = self._cost.estimate()
+        try:
+            self._cost = cel_cost.CostModel(serialized)
+            #: Worst-case cost over every device DRA's limits allow (cel-go's ``MaxCost`` analogue).
+            self.max_cost = self._cost.estimate()
+        except (ValueError, IndexError, RecursionError) as error:
+            raise CELCompileError(f"cost estimation failed: {error}") from None
 
     def __repr__(self) -> str:
         return f"Selector({self.expression!r})"
@@ -292,7 +313,10 @@ class Selector:
         padded: set[str] = set()
         attributes, capacity = values.attributes, values.capacity
         while True:
-            result = self._program.eval(activation)
+            try:
+                result = self._program.eval(activation)
+            except RuntimeError as error:
+                raise CELRuntimeError(_runtime_message(str(error))) from None
             result_type = result.type()
             if result_type == _BOOL:
                 return bool(result.value())
@@ -379,5 +403,8 @@ def _convert(device: CELDevice) -> _DeviceValues:
         domain, ident = _split(name, driver)
         capacity.setdefault(domain, {})[ident] = cel_env.quantity_value(Fraction(amount))
     multiple = bool(device.allow_multiple_allocations)
-    activation = _environment().Activation(_variables(driver, multiple, attributes, capacity))
+    try:
+        activation = _environment().Activation(_variables(driver, multiple, attributes, capacity))
+    except (RuntimeError, TypeError, ValueError, OverflowError) as error:
+        raise CELRuntimeError(f"unsupported attribute value: {error}") from None
     return _DeviceValues(driver, multiple, attributes, capacity, activation)

@@ -1,4 +1,5 @@
-"""The worst-case cost of a checked CEL selector, as cel-go's ``checker.Cost`` estimates it for DRA.
+"""The worst-case cost of a checked CEL selector, as cel-go's ``checker.Cost`` estimates it for DRA; cel-go's
+checks cel-cpp lacks.
 
 cel-cpp (our runtime) does not count cost the way cel-go does, and upstream enforces
 ``resourceapi.CELSelectorExpressionMaxCost`` (1,000,000) on cel-go's *actual* cost while evaluating. What we
@@ -16,6 +17,10 @@ recomputes the bound with that device's real sizes instead of the declared maxim
 
 Functions this module has no rule for cost 1 (cel-go's default) and results of unknown size are
 unbounded, as in cel-go.
+
+The same decoded AST serves :func:`check`: the rules of cel-go's checker and of the Kubernetes base
+environment's validators that cel-cpp's checker does not apply (attribute values of the unknown type,
+homogeneous aggregate literals).
 """
 
 from __future__ import annotations
@@ -201,7 +206,8 @@ def _type_kind(data: bytes) -> tuple[str, Any]:
     if number == 3:
         return "primitive", {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}.get(value)
     if number == 6:
-        return "list", None
+        elem = _first(_fields(value), 1)
+        return "list", _type_kind(elem) if elem is not None else None
     if number == 7:
         return "map", None
     if number == 9:
@@ -287,6 +293,14 @@ _K8S_LISTS = {"isSorted", "sum", "max", "min"}
 _PARSERS = {"quantity", "isQuantity", "semver", "isSemver"}
 _ORDERING = {"_<_", "_<=_", "_>_", "_>=_"}
 _ACCUMULATORS = {"@result", "__result__"}
+_LIST_EXTENSION = {"lists.range", "slice", "reverse", "flatten", "distinct", "sort", "@sortByAssociatedKeys"}
+
+
+def _int_literal(node: Node, default: int) -> int:
+    """cel-go's ``nodeAsIntValue``: a literal int argument, else the default."""
+    if node.kind == "const" and isinstance(node.literal, int) and not isinstance(node.literal, bool):
+        return max(node.literal, 0)
+    return default
 
 
 class CostModel:
@@ -423,7 +437,46 @@ class _Estimator:
             self.scopes.pop()
         total = _add(total, self.cost(result))
         self.scopes.pop()
+        if accu_init.kind in ("list", "map"):
+            # map/filter: at most one element per iteration, each as large as the step appends.
+            self.shapes[node.id] = Shape(range_shape.size, SCALAR, self.shape(step).elem)
+        elif accu_init.kind == "const":
+            self.shapes[node.id] = self.shape(accu_init)
         return _add(total, _mul(range_shape.size, loop))
+
+    def list_extension(self, node: Node, name: str, target: Node | None, args: list[Node]) -> int:
+        """ext/lists.go's estimators (version 3, as 1.34+ pins): ``ceil(size x factor) + 1``, plus 10 for
+        the list it allocates; the result has that size."""
+        if name == "lists.range" and target is None and len(args) == 1:
+            size, factor = _int_literal(args[0], UNBOUNDED), 1.0
+        elif name == "slice" and target is not None and len(args) == 2:
+            whole = self.size(target)
+            size, factor = max(_int_literal(args[1], whole) - _int_literal(args[0], 0), 0), 1.0
+        elif name == "reverse" and target is not None and not args and self.types.get(target.id, ("", None))[0] == "list":
+            size, factor = self.size(target), 1.0
+        elif name == "flatten" and target is not None and len(args) <= 1:
+            size = self.size(target)
+            factor = float(_int_literal(args[0], UNBOUNDED)) if args else 1.0
+        elif name in ("distinct", "sort", "@sortByAssociatedKeys"):
+            # ``sortBy``'s expansion calls ``list.@sortByAssociatedKeys(keys)``: the list is the target.
+            listed = target if target is not None else (args[0] if args else None)
+            if listed is None:
+                return 1
+            whole = self.size(listed)
+            size = whole
+            factor = 2.0
+            if name != "distinct":
+                keys = target if name == "sort" else (args[-1] if args else None)
+                kind = self.types.get(keys.id, ("", None)) if keys is not None else ("", None)
+                if kind[0] == "list" and kind[1] in (("primitive", "string"), ("primitive", "bytes")):
+                    factor += _STRING_FACTOR
+            self.shapes[node.id] = Shape(size, SCALAR, self.shape(listed).elem)
+            return _add(_factor(_mul(whole, whole), factor), 1, 10)
+        else:
+            return 1
+        elem = self.shape(target).elem if target is not None and name != "flatten" else None
+        self.shapes[node.id] = Shape(size, SCALAR, elem if name != "lists.range" else SCALAR)
+        return _add(_factor(size, factor), 1, 10)
 
     def call(self, node: Node) -> int:
         name = node.name
@@ -464,7 +517,10 @@ class _Estimator:
             smallest = min(self.size(args[0]), self.size(args[1]))
             return _add(total, _factor(smallest, _STRING_FACTOR), arg_sum)
         if name == "_+_" and len(args) == 2:
-            result = Shape(_add(self.size(args[0]), self.size(args[1])))
+            left, right = self.shape(args[0]), self.shape(args[1])
+            elems = [e for e in (left.elem, right.elem) if e is not None]
+            elem = max(elems, key=lambda e: e.size) if len(elems) == 2 else None
+            result = Shape(_add(left.size, right.size), SCALAR if elem else None, elem)
             self.shapes[node.id] = result
             if types[0][0] == "list":
                 return _add(total, 1, arg_sum)
@@ -513,8 +569,201 @@ class _Estimator:
             if shape.elem is not None and self.types.get(target.id, ("other", None))[0] == "list":
                 element = _add(1, _factor(shape.elem.size, _STRING_FACTOR)) if shape.elem.size > 1 else 1
             return _add(total, _mul(shape.size, element), arg_sum)
+        if name in _LIST_EXTENSION:
+            return _add(total, self.list_extension(node, name, target, args), arg_sum)
         if name in _PARSERS and args:
             return _add(total, _factor(self.size(args[0]), _STRING_FACTOR), arg_sum)
         if name in ("string", "strings.quote") and args:
             return _add(total, _factor(self.size(args[0]), _STRING_FACTOR), arg_sum)
         return _add(total, 1, arg_sum)
+
+
+# --- the base environment's homogeneous aggregate literals ---------------------------------------------------
+
+_PRIMITIVE_NAMES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_WELL_KNOWN = {1: "any", 2: "timestamp", 3: "duration"}
+
+
+def format_type(data: bytes) -> str:
+    """A ``cel.expr.Type`` as cel-go's ``FormatCELType`` writes it (``int``, ``list(string)``, ``map(K, V)``)."""
+    fields = _fields(data)
+    if not fields:
+        return "dyn"
+    number, _, value = fields[0]
+    if number == 1:
+        return "dyn"
+    if number == 2:
+        return "null"
+    if number == 3:
+        return _PRIMITIVE_NAMES.get(value, "dyn")
+    if number == 4:
+        return f"wrapper({_PRIMITIVE_NAMES.get(value, 'dyn')})"
+    if number == 5:
+        return _WELL_KNOWN.get(value, "dyn")
+    if number == 6:
+        elem = _first(_fields(value), 1)
+        return f"list({format_type(elem or b'')})"
+    if number == 7:
+        parts = _fields(value)
+        return f"map({format_type(_first(parts, 1) or b'')}, {format_type(_first(parts, 2) or b'')})"
+    if number in (9, 10):
+        return value.decode()
+    if number == 11:
+        return f"type({format_type(value)})"
+    if number == 12:
+        return "!error!"
+    if number == 14:
+        parts = _fields(value)
+        name = (_first(parts, 1) or b"").decode()
+        params = [format_type(p) for p in _all(parts, 2)]
+        return f"{name}({', '.join(params)})" if params else name
+    return "dyn"
+
+
+@dataclass
+class CheckResult:
+    """What cel-go's checker and the base environment's validators would say that cel-cpp's checker did not."""
+
+    errors: list[str]
+    #: The expression's value has the unknown type (an attribute value, cel-go's ``any``) ...
+    unknown_result: bool
+    #: ... or an explicit ``dyn(...)``, which upstream's result check refuses (``not dyn``).
+    dyn_result: bool
+
+
+_OUTER, _INNER, _ANY, _DYN = "outer", "inner", "any", "dyn"
+
+
+def check(serialized: bytes, expression: str) -> CheckResult:
+    """cel-go's rules that cel-cpp does not apply, on the checked AST:
+
+    - attribute values have cel-go's unknown type ``any`` (``dyn`` here): a comprehension over one is
+      ``expression of type 'any' cannot be range of a comprehension (must be list, map, or dynamic)``
+      (DRAListTypeAttributes, off in 1.36, is what turns them into ``dyn``);
+    - ``cel.ValidateHomogeneousAggregateLiterals`` (Kubernetes' base environment since 1.29): every element of
+      a list literal, and every key and every value of a map literal, has the type of the first one
+      (``format`` arguments are exempt). cel-cpp infers ``list(dyn)`` for ``[1, "a"]`` instead.
+
+    Errors come in cel-go's form (``ERROR: <input>:L:C: ...``, the source line, the caret), by position."""
+    outer = _fields(serialized)
+    checked = _first(outer, 2) if _first(outer, 1) is not None else serialized
+    fields = _fields(checked)
+    types: dict[int, str] = {}
+    for entry in _all(fields, 3):
+        entry_fields = _fields(entry)
+        types[_first(entry_fields, 1) or 0] = format_type(_first(entry_fields, 2) or b"")
+    names: dict[int, str] = {}
+    for entry in _all(fields, 2):
+        entry_fields = _fields(entry)
+        name = _first(_fields(_first(entry_fields, 2) or b""), 1)
+        if name:
+            names[_first(entry_fields, 1) or 0] = name.decode()
+    positions: dict[int, int] = {}
+    source_info = _first(fields, 5)
+    if source_info is not None:
+        for entry in _all(_fields(source_info), 4):
+            entry_fields = _fields(entry)
+            positions[_first(entry_fields, 1) or 0] = _first(entry_fields, 2) or 0
+    root = _expr(_first(fields, 4) or b"")
+    errors: list[tuple[int, str]] = []
+    tags: dict[int, str] = {}
+
+    def report(node: Node, message: str) -> None:
+        offset = positions.get(node.id, 0)
+        line = expression.count("\n", 0, offset) + 1
+        start = expression.rfind("\n", 0, offset) + 1
+        column = offset - start + 1
+        text = expression.split("\n")[line - 1]
+        errors.append((offset, f"ERROR: <input>:{line}:{column}: {message}\n | {text}\n | {'.' * (column - 1)}^"))
+
+    def type_of(node: Node) -> str:
+        return _ANY if tags.get(node.id) == _ANY else types.get(node.id, "dyn")
+
+    def tag(node: Node, scopes: list[tuple[str, str | None]]) -> str | None:
+        """Walks the tree; returns what the node is: the attributes map, a domain's map, a value, dyn(...)."""
+        kind = node.kind
+        result: str | None = None
+        if kind == "ident":
+            for name, bound in reversed(scopes):
+                if name == node.name:
+                    result = bound
+                    break
+            else:
+                if names.get(node.id, node.name) == "device.attributes":
+                    result = _OUTER
+        elif kind == "select":
+            assert node.target is not None
+            operand = tag(node.target, scopes)
+            if names.get(node.id) == "device.attributes" and not any(n == node.target.name for n, _ in scopes):
+                result = _OUTER
+            elif not node.test_only:
+                result = {_OUTER: _INNER, _INNER: _ANY}.get(operand or "")
+        elif kind == "comprehension":
+            iter_range, accu_init, condition, step, final = node.args
+            range_tag = tag(iter_range, scopes)
+            init_tag = tag(accu_init, scopes)
+            bind = (
+                iter_range.kind == "list" and not iter_range.args and condition.kind == "const"
+                and condition.literal is False and node.accu_var not in _ACCUMULATORS
+            )
+            if bind:
+                result = tag(final, [*scopes, (node.accu_var, init_tag)])
+            else:
+                if range_tag == _ANY:
+                    report(
+                        iter_range,
+                        "expression of type 'any' cannot be range of a comprehension (must be list, map, or dynamic)",
+                    )
+                inner = [*scopes, (node.accu_var, None)]
+                if node.iter_var2:
+                    value = {_OUTER: _INNER, _INNER: _ANY}.get(range_tag or "")
+                    inner += [(node.iter_var, None), (node.iter_var2, value)]
+                else:
+                    inner += [(node.iter_var, None)]
+                tag(condition, inner)
+                tag(step, inner)
+                tag(final, [*scopes, (node.accu_var, None)])
+        else:
+            child_tags = []
+            if node.target is not None:
+                child_tags.append(tag(node.target, scopes))
+            child_tags += [tag(child, scopes) for child in node.args]
+            if kind == "call":
+                if node.name in ("_[_]",) and child_tags:
+                    result = {_OUTER: _INNER, _INNER: _ANY}.get(child_tags[0] or "")
+                elif node.name == "dyn":
+                    result = _DYN
+                elif node.name == "_?_:_" and _ANY in child_tags[1:]:
+                    result = _ANY
+        if result is not None:
+            tags[node.id] = result
+        return result
+
+    root_tag = tag(root, [])
+
+    def literals(node: Node, exempt: bool) -> None:
+        inner_exempt = exempt or (node.kind == "call" and node.name == "format")
+        if node.kind == "list" and not exempt and len(node.args) > 1:
+            first = type_of(node.args[0])
+            for element in node.args[1:]:
+                if type_of(element) != first:
+                    report(element, f"expected type '{first}' but found '{type_of(element)}'")
+                    break
+        if node.kind == "map" and not exempt and len(node.args) > 2:
+            key_type, value_type = type_of(node.args[0]), type_of(node.args[1])
+            for i in range(2, len(node.args) - 1, 2):
+                if type_of(node.args[i]) != key_type:
+                    report(node.args[i], f"expected type '{key_type}' but found '{type_of(node.args[i])}'")
+                if type_of(node.args[i + 1]) != value_type:
+                    report(node.args[i + 1], f"expected type '{value_type}' but found '{type_of(node.args[i + 1])}'")
+        if node.target is not None:
+            literals(node.target, inner_exempt)
+        for child in node.args:
+            literals(child, inner_exempt)
+
+    literals(root, False)
+    return CheckResult(
+        errors=[message for _, message in sorted(errors, key=lambda e: e[0])],
+        unknown_result=root_tag == _ANY,
+        dyn_result=root_tag == _DYN,
+    )

@@ -137,14 +137,29 @@ def _as_integer(q: Any) -> int:
     return v
 
 
-def _compare(a: Any, b: Any) -> int:
-    """``Quantity.Cmp`` or ``Version.Compare``, whichever the two values are."""
-    if isinstance(a, QuantityMessage) and isinstance(b, QuantityMessage):
-        x, y = _q(a), _q(b)
-        return (x > y) - (x < y)
-    if isinstance(a, SemverMessage) and isinstance(b, SemverMessage):
-        return values.compare_semver(_s(a), _s(b))
-    raise FunctionError("no such overload")
+def _cel_type(value: Any) -> str:
+    if isinstance(value, QuantityMessage):
+        return "kubernetes.Quantity"
+    if isinstance(value, SemverMessage):
+        return "kubernetes.Semver"
+    return {bool: "bool", int: "int", float: "double", str: "string", bytes: "bytes"}.get(type(value), "dyn")
+
+
+def _comparison(name: str) -> Callable[[Any, Any], int]:
+    """``Quantity.Cmp`` or ``Version.Compare``, whichever the two values are; else cel-go's type-guard error."""
+
+    def compare(a: Any, b: Any) -> int:
+        if isinstance(a, QuantityMessage) and isinstance(b, QuantityMessage):
+            x, y = _q(a), _q(b)
+            return (x > y) - (x < y)
+        if isinstance(a, SemverMessage) and isinstance(b, SemverMessage):
+            return values.compare_semver(_s(a), _s(b))
+        raise FunctionError(f"no such overload: {name}({_cel_type(a)}, {_cel_type(b)})")
+
+    return compare
+
+
+_greater, _less, _compare = _comparison("isGreaterThan"), _comparison("isLessThan"), _comparison("compareTo")
 
 
 # --- kubernetes.Semver -----------------------------------------------------------------------------------
@@ -254,11 +269,11 @@ def _functions() -> list[Any]:
         # cel-cpp's runtime tells overloads apart by argument kinds only, and both types are messages: one
         # implementation per function serves the Quantity and the Semver overload (the checker has chosen).
         "isGreaterThan": [
-            _overload("quantity_is_greater_than", BOOL, [Q, Q], lambda a, b: _compare(a, b) == 1, True),
+            _overload("quantity_is_greater_than", BOOL, [Q, Q], lambda a, b: _greater(a, b) == 1, True),
             cel.Overload("semver_is_greater_than", BOOL, [S, S], is_member=True),
         ],
         "isLessThan": [
-            _overload("quantity_is_less_than", BOOL, [Q, Q], lambda a, b: _compare(a, b) == -1, True),
+            _overload("quantity_is_less_than", BOOL, [Q, Q], lambda a, b: _less(a, b) == -1, True),
             cel.Overload("semver_is_less_than", BOOL, [S, S], is_member=True),
         ],
         "compareTo": [

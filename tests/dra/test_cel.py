@@ -194,6 +194,15 @@ MORE = {
         'device.attributes["dra.example.com"].model > 1', Device(attributes=attrs(model="a100")),
         CELRuntimeError("no such overload: _>_(string, int)"),
     ),
+    "member-on-wrong-type": (
+        'device.attributes["dra.example.com"].cores.startsWith("a")', Device(attributes=attrs(cores=8)),
+        CELRuntimeError("no such overload: startsWith(int, string)"),
+    ),
+    "version-compared-with-quantity": (
+        'device.attributes["dra.example.com"].v.isGreaterThan(quantity("1"))',
+        Device(attributes=attrs(v=("version", "1.0.0"))),
+        CELRuntimeError("no such overload: isGreaterThan(kubernetes.Semver, kubernetes.Quantity)"),
+    ),
     "int-result": (
         'device.attributes["dra.example.com"].cores', Device(attributes=attrs(cores=8)),
         CELRuntimeError("CEL result of type int could not be converted to bool: "
@@ -280,6 +289,58 @@ MORE = {
     "optional": ('device.attributes["dra.example.com"].?model.orValue("none") == "none"', Device(), True),
     "matches": ('device.attributes["dra.example.com"].model.matches("^a[0-9]+$")', Device(attributes=attrs(model="a100")),
                 True),
+    # the base environment's homogeneous aggregate literals (cel-cpp alone would infer list(dyn))
+    "mixed-list-literal": ('device.attributes["dra.example.com"].model in ["a100", 100]', Device(), CELCompileError(
+        "compilation failed: ERROR: <input>:1:56: expected type 'string' but found 'int'\n"
+        ' | device.attributes["dra.example.com"].model in ["a100", 100]\n | ' + "." * 55 + "^")),
+    "mixed-map-literal": ('{"a": 1, "b": "x"}.size() == 2', Device(), CELCompileError(
+        "expected type 'int' but found 'string'")),
+    "attribute-in-mixed-literal": ('[device.attributes["dra.example.com"].x, 1].size() == 2', Device(), CELCompileError(
+        "expected type 'any' but found 'int'")),
+    # An attribute value has cel-go's unknown type ``any``, which cannot be a comprehension's range (the
+    # 1.36 default, DRAListTypeAttributes off); compile_test.go's macro-exists-on-* rows run with it on.
+    "macro-exists-on-attribute": (
+        'device.attributes["dra.example.com"].name.exists(x, x > 0)', Device(attributes=attrs(name=1)),
+        CELCompileError(
+            "compilation failed: ERROR: <input>:1:37: expression of type 'any' cannot be range of a comprehension"
+            " (must be list, map, or dynamic)\n"
+            ' | device.attributes["dra.example.com"].name.exists(x, x > 0)\n | ' + "." * 36 + "^"
+        ),
+    ),
+    "macro-exists-on-bound-attribute": (
+        'cel.bind(d, device.attributes["dra.example.com"], d.names.all(n, n != ""))', Device(),
+        CELCompileError("expression of type 'any' cannot be range of a comprehension"),
+    ),
+    "macro-on-a-domain-is-fine": (
+        'device.attributes["dra.example.com"].exists(id, id == "name")', Device(attributes=attrs(name=1)), True,
+    ),
+    "dyn-result": ("dyn(true)", Device(), CELCompileError("must evaluate to bool or the unknown type, not dyn")),
+    "conditional-unknown-result": (
+        'true ? device.attributes["dra.example.com"].b : false', Device(attributes=attrs(b=True)), True,
+    ),
+    "format-arguments-are-exempt": ('"%s %d".format(["a", 1]) == "a 1"', Device(), True),
+    "homogeneous-list-literal": ('device.attributes["dra.example.com"].model in ["a100", "h100"]',
+                                 Device(attributes=attrs(model="h100")), True),
+    # allocator_testing.go's selectors
+    "allocator-invalid-cel": ("noSuchVar", Device(), CELCompileError(
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to 'noSuchVar' (in container '')\n"
+        " | noSuchVar\n | ^")),
+    "allocator-driver-and-multi-allocation": (
+        'device.driver == "dra.example.com" && device.allowMultipleAllocations == true',
+        Device(allow_multiple_allocations=True), True,
+    ),
+    "allocator-memory-at-least": (
+        'device.capacity["dra.example.com"].memory.compareTo(quantity("2Gi")) >= 0',
+        Device(capacity={"memory": Fraction(2 * 2**30)}), True,
+    ),
+    "allocator-memory-too-small": (
+        'device.capacity["dra.example.com"].memory.compareTo(quantity("2Gi")) >= 0',
+        Device(capacity={"memory": Fraction(2**30)}), False,
+    ),
+    "allocator-memory-missing": (
+        'device.capacity["dra.example.com"].memory.compareTo(quantity("2Gi")) >= 0',
+        Device(attributes=attrs(model="x")), CELRuntimeError("no such key: memory"),
+    ),
     "index-out-of-range": ("[1][3] == 1", Device(), CELRuntimeError("index '3' out of range in list size '1'")),
 }
 
@@ -458,3 +519,36 @@ def test_semver_order_is_blangs() -> None:
     assert normalize_and_parse_semver("v1") == (1, 0, 0, ())
     with pytest.raises(ValueParseError, match="short version cannot contain PreRelease/Build meta data"):
         normalize_and_parse_semver("1.2-rc")
+
+
+def test_list_extension_costs_follow_cel_gos_estimators() -> None:
+    # ext/lists.go: ceil(size x factor) + 1 + 10 for the list allocated.
+    assert compile_selector("lists.range(3).size() == 3").max_cost == 14 + 1 + 1
+    huge = compile_selector("lists.range(1000000).size() > 0")
+    assert huge.max_cost > cel.COST_LIMIT
+    with pytest.raises(CELRuntimeError, match="^operation cancelled: actual cost limit exceeded$"):
+        huge.matches(Device())
+
+
+def test_map_and_filter_results_are_bounded_by_their_range() -> None:
+    # Upstream's TestInterrupt expression: map/filter keep the size of what they iterate, so the estimate
+    # stays finite and far below the limit.
+    selector = compile_selector(
+        'device.attributes["dra.example.com"].map(key, device.attributes["dra.example.com"][key] * 20)'
+        ".filter(e, e > 50).exists(e, e == 60)"
+    )
+    assert selector.max_cost < cel.COST_LIMIT
+    assert selector.matches(Device(attributes=attrs(a=3, b=2))) is True
+
+
+def test_the_benchmark_table_is_upstreams_outcome_for_ours() -> None:
+    from benchmarks import cel_runtimes
+
+    ours, device = cel_runtimes.Ours(), cel_runtimes.sample_device()
+    wrong = [
+        (expression, expected, ours.outcome(expression, device))
+        for expression, expected in cel_runtimes.TABLE
+        if ours.outcome(expression, device)[0] != expected
+    ]
+    assert wrong == []
+    assert len(cel_runtimes.TABLE) == 45
