@@ -31,6 +31,12 @@ _LISTS: tuple[tuple[str, tuple[str, ...], str, bool], ...] = (
     ("PriorityClass", ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"),
      "priorityclasses", False),
     ("PodDisruptionBudget", ("policy/v1", "policy/v1beta1"), "poddisruptionbudgets", False),
+    # Dynamic resource allocation (served as v1 from 1.34). The templates too: offline, the commands play the
+    # resourceclaim controller for pods whose claims it has not made yet.
+    ("DeviceClass", ("resource.k8s.io/v1",), "deviceclasses", False),
+    ("ResourceSlice", ("resource.k8s.io/v1",), "resourceslices", False),
+    ("ResourceClaim", ("resource.k8s.io/v1",), "resourceclaims", False),
+    ("ResourceClaimTemplate", ("resource.k8s.io/v1",), "resourceclaimtemplates", False),
 )
 
 
