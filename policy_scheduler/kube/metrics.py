@@ -34,7 +34,8 @@ REST_LATENCY_BUCKETS: tuple[float, ...] = tuple(0.001 * 2**i for i in range(10))
 
 QUEUES = ("active", "backoff", "unschedulable")
 ATTEMPT_RESULTS = ("scheduled", "unschedulable", "error")
-BIND_OUTCOMES = ("success", "conflict", "not_found", "unbound", "error", "volume_binding_failed")
+BIND_OUTCOMES = ("success", "conflict", "not_found", "unbound", "error", "volume_binding_failed",
+                 "claim_binding_failed")
 RELOAD_RESULTS = ("applied", "rejected")
 PREEMPTION_RESULTS = ("nominated", "no_node", "not_eligible", "error")
 EVENT_RESULTS = ("created", "counted", "dropped", "failed")
@@ -100,7 +101,8 @@ class SchedulerMetrics:
         self.bind_outcomes = Counter(
             "scheduler_binding_outcomes_total",
             "Number of binding requests, by outcome (success, conflict, not_found, unbound: an unknown outcome the "
-            "API server said was not a binding, error, volume_binding_failed).",
+            "API server said was not a binding, error, volume_binding_failed, claim_binding_failed: writing a "
+            "ResourceClaim's allocation or reservation failed).",
             ["outcome"],
             registry=r,
         )

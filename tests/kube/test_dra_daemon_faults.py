@@ -95,13 +95,14 @@ def test_a_claim_write_whose_reply_is_lost_is_read_back_not_written_twice(proxy,
 
 
 def test_conflicts_past_upstreams_retries_fail_prebind_then_the_pod_is_bound(proxy, cluster, spawn):  # noqa: F811
-    spawn(proxy)
+    daemon = spawn(proxy)
     proxy.fail("PUT", STATUS, 409, times=5)
     claim_and_pod(cluster)
     assert_bound_once_with_its_device(proxy, cluster)
     messages = [e["message"] for e in cluster.events("FailedScheduling")]
     assert any(m.startswith('running PreBind plugin "DynamicResources": add allocation and reservation to claim '
                             f"{NS}/p-gpu: ") for m in messages), messages
+    assert daemon.metric('scheduler_binding_outcomes_total{outcome="claim_binding_failed"}') == 1
 
 
 def test_a_failed_binding_unreserves_the_claim_and_the_retry_binds_once(proxy, cluster, spawn):  # noqa: F811
