@@ -19,7 +19,12 @@ from policy_scheduler.kube.daemon.eventhandlers import (
     claim_change_moves_pods,
     claims_pre_enqueue,
 )
+from policy_scheduler.kube.daemon.scheduler import SchedulingLoop
+from policy_scheduler.kube.metrics import SchedulerMetrics
 from policy_scheduler.queue import PriorityQueue
+
+from .test_daemon_ha import _Engine
+from .test_unknown_outcomes import _Recorder, _Requeuer
 
 OURS = "policy-scheduler"
 NS = "ns"
@@ -209,3 +214,24 @@ def test_under_1_9_rules_nothing_is_held(cache, queue):
     handler = PodHandler(cache, queue, OURS, lambda m: None, Rules.V1_9)
     handler.on_add(raw_pod(template="t"))
     assert queue.pop(0) is not None
+
+
+def test_a_popped_pod_whose_claim_went_meanwhile_is_held_without_an_attempt(cache, queue):
+    """Upstream runs PreEnqueue whenever a pod is about to become active: a pod queued while its claim existed,
+    popped after the claim was deleted, is held back (no attempt, no event) until the claim is back."""
+    handler = pods_handler(cache, queue)
+    claims = DraHandler(cache, queue, "ResourceClaim", on_claim=handler.claims_changed)
+    recorder = _Recorder()
+    loop = SchedulingLoop(cache=cache, queue=queue, algorithm=_Engine, binder=None,  # type: ignore[arg-type]
+                          recorder=recorder, conditions=recorder, requeuer=_Requeuer(),  # type: ignore[arg-type]
+                          metrics=SchedulerMetrics(), bind_workers=1)
+    loop.hold_back = handler.hold_back
+    claims.on_add(raw_claim())
+    handler.on_add(raw_pod(claim="c"))
+    cache.cluster.remove_resource_claim(NS, "c")  # deleted; the watch event not handled yet
+    loop.schedule_one(timeout=0)
+    assert recorder.events == [] and recorder.conditions == [] and queue.pop(0) is None
+    claims.on_add(raw_claim(rv="7"))
+    popped = queue.pop(0)
+    assert popped is not None and popped.name == "p"
+    loop.shutdown()

@@ -99,7 +99,7 @@ class PodHandler:
             if is_gated(pod):
                 self._keep_gated(pod)
                 return
-            if self._held_back(pod):
+            if self.hold_back(pod):
                 return
             self.queue.add(pod)
 
@@ -132,7 +132,7 @@ class PodHandler:
                 self._keep_gated(new)
                 return
             was_held = new.key in self._held
-            if self._held_back(new):
+            if self.hold_back(new):
                 return
             if new.key in self._gated or is_gated(old):  # its last gate was removed: now it is queued
                 self._gated.discard(new.key)
@@ -167,8 +167,9 @@ class PodHandler:
                 self._held.pop(pod.key, None)
             self.queue.delete(pod)
 
-    def _held_back(self, pod: Pod) -> bool:
-        """PreEnqueue for the pod's ResourceClaims: True (and out of the queue) while they cannot be used."""
+    def hold_back(self, pod: Pod) -> bool:
+        """PreEnqueue for the pod's ResourceClaims: True (and out of the queue) while they cannot be used. Also asked
+        when the pod is popped (upstream runs PreEnqueue whenever a pod is about to become active)."""
         if self.pre_enqueue is None or not pod.resource_claims:
             with self._held_lock:
                 self._held.pop(pod.key, None)

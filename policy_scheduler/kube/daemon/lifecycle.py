@@ -263,6 +263,8 @@ class Daemon:
                     self.cache, self.queue, name, self._corrupted, self.feature_gates.rules, on_gated=self._gated,
                     pre_enqueue=claims_pre_enqueue(self.cache) if self.feature_gates.cluster_rules else None)
                 self.pod_handler = handler
+                if self.feature_gates.cluster_rules:
+                    self.loop.hold_back = handler.hold_back
             elif resource.kind == "Node":
                 handler = NodeHandler(self.cache, self.queue)
             elif resource.kind in DraHandler.KINDS:

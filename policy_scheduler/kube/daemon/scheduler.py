@@ -104,6 +104,9 @@ class SchedulingLoop:
         self.claims = claims
         if claims is not None:
             claims.closing = self._closing
+        # PreEnqueue of the pod's ResourceClaims (the pod handler's): a popped pod whose claims cannot be found
+        # (any more) is held back without an attempt or an event, as upstream's queue does on activation.
+        self.hold_back: Callable[[Pod], bool] | None = None
 
     # -- the loop --------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
@@ -124,6 +127,9 @@ class SchedulingLoop:
             return
         if is_gated(pod):  # never queued (PodHandler); a gated pod is never decided or assumed either
             log.debug("not scheduling gated pod %s", pod.ref)
+            return
+        if self.hold_back is not None and pod.resource_claims and self.hold_back(pod):
+            log.debug("not scheduling pod %s: its claims cannot be used yet", pod.ref)
             return
         if pod.deletion_timestamp:
             self.queue.clear_nomination(pod)
