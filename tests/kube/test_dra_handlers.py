@@ -235,3 +235,30 @@ def test_a_popped_pod_whose_claim_went_meanwhile_is_held_without_an_attempt(cach
     popped = queue.pop(0)
     assert popped is not None and popped.name == "p"
     loop.shutdown()
+
+
+def test_an_assumed_pods_update_is_not_queued_and_a_popped_assumed_pod_is_skipped(cache, queue):
+    """1.36's updatePodInSchedulingQueue and skipPodSchedule: the nomination written before PreBind (an update of
+    the assumed pod) queues nothing, and a pod queued again before it was assumed is not tried twice."""
+    handler = pods_handler(cache, queue)
+    claims = DraHandler(cache, queue, "ResourceClaim", on_claim=handler.claims_changed)
+    claims.on_add(raw_claim())
+    raw = raw_pod(claim="c")
+    handler.on_add(raw)
+    popped = queue.pop(0)
+    assert popped is not None
+    cache.assume_pod(popped.with_node_name("n1"))
+    nominated = copy.deepcopy(raw)
+    nominated["metadata"]["resourceVersion"] = "2"
+    nominated["status"]["nominatedNodeName"] = "n1"
+    handler.on_update(raw, nominated)
+    assert queue.pop(0) is None
+    recorder = _Recorder()
+    loop = SchedulingLoop(cache=cache, queue=queue, algorithm=_Engine, binder=None,  # type: ignore[arg-type]
+                          recorder=recorder, conditions=recorder, requeuer=_Requeuer(),  # type: ignore[arg-type]
+                          metrics=SchedulerMetrics(), bind_workers=1)
+    loop.skip_assumed = True
+    queue.add(handler.pod(nominated))  # queued again during its cycle
+    loop.schedule_one(timeout=0)
+    assert recorder.events == [] and recorder.conditions == [] and queue.pop(0) is None
+    loop.shutdown()

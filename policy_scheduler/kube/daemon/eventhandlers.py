@@ -128,6 +128,12 @@ class PodHandler:
             self._cache(self.cache.add_pod, new)
             self.queue.assigned_pod_added(new)
         elif self.responsible_for(new):
+            if (self.rules is Rules.CLUSTER and self.cache.is_assumed(new.key)
+                    and not (new.deletion_timestamp and not old.deletion_timestamp)):
+                # 1.36's updatePodInSchedulingQueue: an assumed pod's update is not queued (e.g. its nomination,
+                # written before a PreBind, would make it scheduled a second time).
+                log.debug("Skipping assumed pod %s update", new.ref)
+                return
             if is_gated(new):
                 self._keep_gated(new)
                 return

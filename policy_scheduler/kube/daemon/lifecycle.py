@@ -265,6 +265,7 @@ class Daemon:
                 self.pod_handler = handler
                 if self.feature_gates.cluster_rules:
                     self.loop.hold_back = handler.hold_back
+                    self.loop.skip_assumed = True
             elif resource.kind == "Node":
                 handler = NodeHandler(self.cache, self.queue)
             elif resource.kind in DraHandler.KINDS:
