@@ -203,9 +203,12 @@ class DraPool(Pool):
                     "finalizers", ())}
 
     def bound_outcome(self, suffix: str, process: LoggedProcess, namespace: str = NS,
-                      timeout: float = side_by_side.VERDICT_TIMEOUT) -> dict[str, Any]:
-        """The pod once bound: its node and each of its claims' allocation (prefixes stripped)."""
+                      timeout: float = side_by_side.VERDICT_TIMEOUT, clean: bool = True) -> dict[str, Any]:
+        """The pod once bound: its node and each of its claims' allocation (prefixes stripped). ``clean``: it was
+        bound at its first attempt, without a FailedScheduling event."""
         where = expect_bound(self, suffix, process, namespace, timeout)
+        if clean:
+            assert self.failures(suffix, namespace) == [], f"{self.n(suffix)} failed before it was bound"
         claims = {c: self.allocation(name, namespace) for c, name in self.claim_names(suffix, namespace).items()}
         return {"node": self.strip(where), "claims": claims}
 
@@ -386,7 +389,8 @@ def test_a_missing_device_class_leaves_the_pod_pending(pools, procs, case):
     side_by_side_outcomes(pools, procs, lambda p, proc: p.pending_outcome("p", proc, reason))
     # The class appears: the pod moves and is bound (upstream's DeviceClass/Add event).
     add_device_class(pools["ref"].cluster, case, "absent", pools["ref"].driver())
-    side_by_side_outcomes(pools, procs, lambda p, proc: p.bound_outcome("p", proc, timeout=REQUEUE_TIMEOUT))
+    side_by_side_outcomes(pools, procs, lambda p, proc: p.bound_outcome("p", proc, timeout=REQUEUE_TIMEOUT,
+                                                                        clean=False))
 
 
 def test_a_pod_whose_template_claim_is_not_created_yet_waits_for_it(pools, procs, case):
@@ -488,7 +492,8 @@ def test_devices_freed_when_the_pod_and_its_claim_go_let_a_waiting_pod_in(pools,
                                                                           count=False))
     for p in pools.values():
         p.cluster.rest.delete(f"/api/v1/namespaces/{NS}/pods/{p.n('first')}", {"gracePeriodSeconds": 0})
-    out = side_by_side_outcomes(pools, procs, lambda p, proc: p.bound_outcome("second", proc, timeout=REQUEUE_TIMEOUT))
+    out = side_by_side_outcomes(pools, procs, lambda p, proc: p.bound_outcome("second", proc, timeout=REQUEUE_TIMEOUT,
+                                                                              clean=False))
     assert out["claims"]["gpu"]["results"][0]["device"] == "gpu-0"
     assert out["claims"]["gpu"]["reservedFor"] == [("pods", "second")]
 
