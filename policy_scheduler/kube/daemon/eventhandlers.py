@@ -128,10 +128,11 @@ class PodHandler:
             self._cache(self.cache.add_pod, new)
             self.queue.assigned_pod_added(new)
         elif self.responsible_for(new):
-            if (self.rules is Rules.CLUSTER and self.cache.is_assumed(new.key)
+            if (self.pre_enqueue is not None and new.resource_claims and self.cache.is_assumed(new.key)
                     and not (new.deletion_timestamp and not old.deletion_timestamp)):
-                # 1.36's updatePodInSchedulingQueue: an assumed pod's update is not queued (e.g. its nomination,
-                # written before a PreBind, would make it scheduled a second time).
+                # 1.36's updatePodInSchedulingQueue: an assumed pod's update is not queued (its nomination, written
+                # before PreBind, would have it scheduled a second time while its claims are being written). Only
+                # for pods with claims: the others keep 1.9's skipPodUpdate.
                 log.debug("Skipping assumed pod %s update", new.ref)
                 return
             if is_gated(new):
@@ -363,6 +364,8 @@ def claims_pre_enqueue(cache: SchedulerCache) -> Callable[[Pod], str | None]:
     """Upstream's DynamicResources PreEnqueue on ``cache``: why the pod's ResourceClaims cannot be used yet (not
     created, not found, being deleted, not the pod's), in upstream's words, or None."""
     def check(pod: Pod) -> str | None:
+        if any(c.resource_claim_name is None and c.resource_claim_template_name is None for c in pod.resource_claims):
+            return None  # 1.26's classic form: the cycle refuses it, with its message
         with cache.lock:
             try:
                 pod_claims(cache.cluster, pod)

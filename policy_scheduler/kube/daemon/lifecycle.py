@@ -252,6 +252,10 @@ class Daemon:
         served = self._discover()
         self._read_kubernetes_line()
         name = self.config.scheduler_name
+        # Pods wait for their claims (PreEnqueue) only where the claims are watched: elsewhere (a server without
+        # resource.k8s.io/v1) the cycle says the claim is not found, rather than the pod waiting in silence.
+        claims_watched = self.feature_gates.cluster_rules and any(
+            r.kind == "ResourceClaim" and r.served_version(served) is not None for r in DRA_RESOURCES)
         for resource in self._resources():
             version = resource.served_version(served)
             if version is None:
@@ -261,10 +265,11 @@ class Daemon:
             if resource.kind == "Pod":
                 handler: Any = PodHandler(
                     self.cache, self.queue, name, self._corrupted, self.feature_gates.rules, on_gated=self._gated,
-                    pre_enqueue=claims_pre_enqueue(self.cache) if self.feature_gates.cluster_rules else None)
+                    pre_enqueue=claims_pre_enqueue(self.cache) if claims_watched else None)
                 self.pod_handler = handler
-                if self.feature_gates.cluster_rules:
+                if claims_watched:
                     self.loop.hold_back = handler.hold_back
+                if self.feature_gates.cluster_rules:
                     self.loop.skip_assumed = True
             elif resource.kind == "Node":
                 handler = NodeHandler(self.cache, self.queue)

@@ -107,8 +107,8 @@ class SchedulingLoop:
         # PreEnqueue of the pod's ResourceClaims (the pod handler's): a popped pod whose claims cannot be found
         # (any more) is held back without an attempt or an event, as upstream's queue does on activation.
         self.hold_back: Callable[[Pod], bool] | None = None
-        # The cluster's rules: 1.36's skipPodSchedule also skips a popped pod that is assumed (queued again by an
-        # update that came during its cycle, before it was assumed).
+        # The cluster's rules, pods with claims: 1.36's skipPodSchedule also skips a popped pod that is assumed
+        # (queued again by an update that came during its cycle, before it was assumed).
         self.skip_assumed = False
 
     # -- the loop --------------------------------------------------------------------------------
@@ -131,7 +131,7 @@ class SchedulingLoop:
         if is_gated(pod):  # never queued (PodHandler); a gated pod is never decided or assumed either
             log.debug("not scheduling gated pod %s", pod.ref)
             return
-        if self.skip_assumed and self.cache.is_assumed(pod.key):
+        if self.skip_assumed and pod.resource_claims and self.cache.is_assumed(pod.key):
             log.debug("Skip schedule assumed pod %s", pod.ref)
             return
         if self.hold_back is not None and pod.resource_claims and self.hold_back(pod):
