@@ -1,7 +1,8 @@
 """The bundled modern-cluster example on a real 1.26 API server (scheduling gates and dynamic resource
 allocation served): ``simulate`` on a snapshot read back from the server predicts what ``run`` then does,
 for every row of the example's table at once — overhead and init containers on the nodes, topology
-spread, a gated pod, a WaitForFirstConsumer claim (the test plays the provisioner) and a refused field."""
+spread, a gated pod, a WaitForFirstConsumer claim (the test plays the provisioner) and a refused field (1.26's
+classic form of ``resourceClaims``)."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def test_run_does_what_simulate_predicts_for_the_modern_example(server, tmp_path
                    what="every pod simulate placed, bound where it said")
         refused = wait_until(lambda: [e["message"] for e in cluster.events("FailedScheduling")
                                       if e["involvedObject"]["name"] == "gpu-inference"], 30, what="the refusal")
-        assert refused[0].startswith("spec.resourceClaims (dynamic resource allocation) is not supported")
+        assert refused[0].startswith("spec.resourceClaims[].source (classic dynamic resource allocation")
     finally:
         assert daemon.stop() == 0, daemon.log()
     placements = cluster.placements()
