@@ -317,3 +317,34 @@ def test_assume_and_revert_leave_the_api_objects_alone(cluster):
     assert not cluster.get_resource_claim("ns", "c").allocated
     with pytest.raises(SchedulingError, match="claim allocation not found for node: cannot allocate all claims"):
         checker.reserve(pod, cluster.node_infos["n1"])
+
+
+def test_a_refusal_comes_only_when_upstream_would_pick_the_device(cluster):
+    """Upstream sorts pools whose devices have binding conditions after the others: a free device elsewhere is
+    picked first, and nothing is refused."""
+    cluster.add_resource_slice(ResourceSlice.from_dict({"metadata": {"name": "n2-bound"}, "spec": {
+        "driver": DRIVER, "nodeName": "n2", "pool": {"name": "a-bound", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "b-0", "bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}]}}))
+    cluster.add_resource_claim(gpu_claim("c"))
+    decision = decide(cluster, dra_pod())
+    assert decision.host == "n2"
+    assert decision.claims.reservations[0].allocation["devices"]["results"][0]["pool"] == "n2"
+    revert_pod_claims(cluster, decision.claims)
+    cluster.add_resource_claim(gpu_claim("c3", count=3))  # now the bound device is needed too
+    refused = decide(cluster, dra_pod("q", claim="c3"))
+    assert refused.unschedulable and "has binding conditions (DRADeviceBindingConditions)" in refused.error
+
+
+def test_the_api_object_clears_an_assumed_claim_once_it_carries_an_allocation(cluster):
+    cluster.add_resource_claim(gpu_claim("c"))
+    decision = decide(cluster, dra_pod())
+    assert ("ns", "c") in cluster.assumed_resource_claims
+    cluster.add_resource_claim(gpu_claim("c"))  # an unrelated update, not yet the scheduler's write
+    assert ("ns", "c") in cluster.assumed_resource_claims and cluster.get_resource_claim("ns", "c").allocated
+    written = decision.claims.reservations[0].allocation
+    cluster.add_resource_claim(gpu_claim("c", allocation=written,
+                                         reservedFor=[{"resource": "pods", "name": "p", "uid": "uid-p"}]))
+    assert not cluster.assumed_resource_claims
+    assert cluster.allocated_devices() == {(DRIVER, "n2", "gpu-0")}
+    cluster.remove_resource_claim("ns", "c")
+    assert cluster.allocated_devices() == set()
