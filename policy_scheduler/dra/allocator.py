@@ -341,19 +341,22 @@ def _violates_policy(value: Fraction, device: Device, name: str) -> bool:
     return False
 
 
-def request_fits_capacity(request: RequestSpec, device: Device, allocating: Mapping[str, Fraction]) -> bool | None:
-    """``CmpRequestOverCapacity`` with nothing consumed by earlier allocations; None when the request names a
-    capacity the device does not have (upstream's error: the device is skipped)."""
+def request_fits_capacity(request: RequestSpec, device: Device, allocating: Mapping[str, Fraction],
+                          allocated: Mapping[str, Fraction] | None = None) -> bool | None:
+    """``CmpRequestOverCapacity``: what the request consumes of each capacity, plus what the device's shares
+    consume already (``allocated``) and what this allocation takes of it so far (``allocating``), within the
+    capacity; None when the request names a capacity the device does not have (upstream's error: the device is
+    skipped)."""
+    allocated = allocated or {}
     requested = request.capacity or {}
-    if any(device.driver + "/" + n not in device.capacity if "/" not in n else n not in device.capacity
-           for n in requested):
-        return None
     qualified = {n if "/" in n else f"{device.driver}/{n}": q for n, q in requested.items()}
+    if any(n not in device.capacity for n in qualified):
+        return None
     for name, value in device.capacity.items():
         consumed = _consumed(qualified.get(name), device, name)
         if _violates_policy(consumed, device, name):
             return False
-        total = consumed + allocating.get(name, Fraction(0))
+        total = allocated.get(name, Fraction(0)) + consumed + allocating.get(name, Fraction(0))
         if total > value:
             return False
     return True
@@ -398,10 +401,14 @@ class Allocator:
         slices: Sequence[ResourceSlice],
         allocated: frozenset[DeviceID] | set[DeviceID],
         compiler: Compiler | None = None,
+        shared: frozenset[DeviceID] = frozenset(),
+        consumed: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
     ) -> None:
         self.classes = classes
         self.all_slices = slices
-        self.allocated = allocated
+        self.allocated = allocated  # AllocatedDevices: held for one claim each
+        self.shared = shared  # AllocatedSharedDeviceIDs' devices
+        self.consumed: Mapping[DeviceID, Mapping[str, Fraction]] = consumed or {}  # AggregatedCapacity
         self.cel = compiler or default_environment()
         self.slices_on_node: dict[str, list[ResourceSlice]] = {}
         self.slices_shared: list[ResourceSlice] = []
@@ -516,7 +523,7 @@ class _Run:
                     device_id = (s.driver, s.pool, device.name)
                     if not self._selectable(key, data, s, device, device_id):
                         continue
-                    if not request_fits_capacity(data.request, device, self.allocating_capacity.get(device_id, {})):
+                    if not self._fits_capacity(data.request, device, device_id):
                         continue
                     data.all_devices.append((device_id, device, s, pool))
         data.num_devices = len(data.all_devices)
@@ -593,7 +600,7 @@ class _Run:
                         continue
                     if not self._selectable(key, data, s, device, device_id):
                         continue
-                    if request_fits_capacity(request, device, self.allocating_capacity.get(device_id, {})) is not True:
+                    if self._fits_capacity(request, device, device_id) is not True:
                         continue
                     undo = self._allocate_device(ci, key, data, device_id, device, s, pool, must=False)
                     if undo is None:
@@ -607,6 +614,10 @@ class _Run:
                         return True
                     undo()
         return False
+
+    def _fits_capacity(self, request: RequestSpec, device: Device, device_id: DeviceID) -> bool | None:
+        return request_fits_capacity(request, device, self.allocating_capacity.get(device_id, {}),
+                                     self.a.consumed.get(device_id))
 
     def _in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.a.allocated or bool(self.allocating.get(device_id))
@@ -655,7 +666,7 @@ class _Run:
             return None
         if not admin and self._in_use(device_id):
             return None
-        skip_counters = multi and device_id in self.allocating_capacity
+        skip_counters = multi and (device_id in self.a.consumed or device_id in self.allocating_capacity)
         counters_reserved = False
         if not skip_counters and device.consumes_counters:
             if not self._check_counters(device, pool):
@@ -688,7 +699,7 @@ class _Run:
         if not multi:
             self.allocating.setdefault(device_id, set()).add(ci)
             undo_steps.append(lambda: self.allocating[device_id].discard(ci))
-        fits = request_fits_capacity(request, device, self.allocating_capacity.get(device_id, {}))
+        fits = self._fits_capacity(request, device, device_id)
         if fits is not True:
             rollback()
             return None
@@ -719,7 +730,9 @@ class _Run:
             for slices in (pool.slices, pool.slices_not_targeting):
                 for s in slices:
                     for d in s.devices:
-                        if (s.driver, s.pool, d.name) not in self.a.allocated:
+                        device_id = (s.driver, s.pool, d.name)
+                        if not (device_id in self.a.allocated or device_id in self.a.shared
+                                or device_id in self.a.consumed):  # IsDeviceAllocated
                             continue
                         for set_name, counters in d.consumes_counters:
                             target = available.get(set_name, {})

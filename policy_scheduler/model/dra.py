@@ -485,7 +485,8 @@ class AllocatedDevice:
     pool: str
     device: str
     admin_access: bool = False
-    share_id: str = ""
+    share_id: str = ""  # set: one of several allocations of a device that allows them (consumable capacity)
+    consumed_capacity: Mapping[str, Fraction] = field(default_factory=dict)  # qualified names
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -664,7 +665,10 @@ class ResourceClaim:
                         raise _required(obj, f"{rpath}.{key}")
                     values.append(v)
                 admin = bool_field(obj, f"{rpath}.adminAccess", r.get("adminAccess"))
-                results.append(AllocatedDevice(*values, admin, str_field(obj, f"{rpath}.shareID", r.get("shareID"))))
+                consumed = {qualify(values[1], k): _quantity(obj, f"{rpath}.consumedCapacity[{k}]", q)
+                            for k, q in obj_field(obj, f"{rpath}.consumedCapacity", r.get("consumedCapacity")).items()}
+                results.append(AllocatedDevice(*values, admin, str_field(obj, f"{rpath}.shareID", r.get("shareID")),
+                                               consumed))
             selector = _parse_node_selector(obj, "status.allocation.nodeSelector", allocation.get("nodeSelector"))
         reserved = []
         for i, r in enumerate(obj_list_field(obj, "status.reservedFor", status.get("reservedFor"))):

@@ -161,8 +161,9 @@ class DynamicResourcesChecker:
         state.claims = claims
         state.to_allocate = [c for c in claims if not c.allocated]
         if state.to_allocate:
-            state.allocator = Allocator(cluster.device_classes, cluster.slice_list(), cluster.allocated_devices(),
-                                        self.compiler)
+            allocated = cluster.allocated_state()
+            state.allocator = Allocator(cluster.device_classes, cluster.slice_list(), allocated.dedicated,
+                                        self.compiler, allocated.shared, allocated.consumed)
         return state
 
     # -- Filter ---------------------------------------------------------------------------------------------

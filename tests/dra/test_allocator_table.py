@@ -7,11 +7,17 @@ an empty selector or constraint) are in ``test_model.py`` as validation errors i
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import pytest
 
-from policy_scheduler.dra.allocator import AllocationError, Allocator, InvalidPoolsError
+from policy_scheduler.dra.allocator import (
+    AllocationError,
+    Allocator,
+    InvalidPoolsError,
+    UnsupportedDRAFeature,
+)
 from tests.dra.builders import (
     ALL_NODES,
     BOOL_ATTRIBUTE,
@@ -520,3 +526,43 @@ def test_counters_are_kept_per_pool_name_as_upstream_keys_them():
     assert Allocator(classes, slices, frozenset(), cel).allocate(NODE1, {}, both) is None  # 2 + 2 > 3 in "pool-1"
     alone = [claim(CLAIM0, request(REQ1, CLASS_B))]
     assert Allocator(classes, slices, frozenset(), cel).allocate(NODE1, {}, alone) is not None
+
+
+def test_a_shared_devices_used_capacity_passes_the_search_on_to_the_next_device():
+    """Not a row of upstream's table (its consumable-capacity rows need share IDs this engine does not write):
+    a device that allows multiple allocations, whose shares already consume its capacity, is not a candidate
+    (``CmpRequestOverCapacity``: a request naming no capacity consumes all of it), so the next device is
+    allocated, as upstream would; unshared, the device comes first in upstream's order and the allocation is
+    refused by name."""
+    cel, _ = fake_cel()
+    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A,
+                             device(DEVICE0, {"memory": "16Gi"}, None, allowMultipleAllocations=True),
+                             device(DEVICE1, {"memory": "16Gi"}))]
+    classes = {CLASS_A: device_class(CLASS_A, DRIVER_A)}
+    claims = [claim(CLAIM0, request(REQ0, CLASS_A))]
+    full = {(DRIVER_A, POOL1, DEVICE0): {f"{DRIVER_A}/memory": Fraction(16 * 2**30)}}
+    allocator = Allocator(classes, slices, frozenset(), cel, frozenset(full), full)
+    solution = allocator.allocate(NODE1, {}, claims)
+    assert [r.device_id for r in solution[0]] == [(DRIVER_A, POOL1, DEVICE1)]
+    half = {(DRIVER_A, POOL1, DEVICE0): {f"{DRIVER_A}/memory": Fraction(8 * 2**30)}}
+    solution = Allocator(classes, slices, frozenset(), cel, frozenset(half), half).allocate(NODE1, {}, claims)
+    assert [r.device_id for r in solution[0]] == [(DRIVER_A, POOL1, DEVICE1)]
+    with pytest.raises(UnsupportedDRAFeature, match="allows multiple allocations"):
+        Allocator(classes, slices, frozenset(), cel).allocate(NODE1, {}, claims)
+
+
+@pytest.mark.parametrize("requests, expected", [
+    ({"memory": "8Gi"}, DEVICE1),  # fits the 16Gi device only
+    ({"memory": "1Gi"}, DEVICE0),
+    ({"other": "1"}, None),  # a capacity no device has: every device is skipped
+    ({f"{DRIVER_A}/memory": "8Gi"}, DEVICE1),  # a qualified name is the device's own
+])
+def test_a_requests_capacity_picks_devices_with_room(requests, expected):
+    cel, _ = fake_cel()
+    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE0, {"memory": "4Gi"}),
+                             device(DEVICE1, {"memory": "16Gi"}))]
+    spec = request(REQ0, CLASS_A)
+    spec["exactly"]["capacity"] = {"requests": requests}
+    solution = Allocator({CLASS_A: device_class(CLASS_A, DRIVER_A)}, slices, frozenset(), cel).allocate(
+        NODE1, {}, [claim(CLAIM0, spec)])
+    assert (solution[0][0].device_id[2] if solution else None) == expected

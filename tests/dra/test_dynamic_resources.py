@@ -348,3 +348,20 @@ def test_the_api_object_clears_an_assumed_claim_once_it_carries_an_allocation(cl
     assert cluster.allocated_devices() == {(DRIVER, "n2", "gpu-0")}
     cluster.remove_resource_claim("ns", "c")
     assert cluster.allocated_devices() == set()
+
+
+def test_shares_of_a_device_are_kept_apart_from_dedicated_devices(cluster):
+    """Upstream's tracker: a result with a shareID is a share (its consumed capacity summed per device), not a
+    device held for one claim; admin-access results count as neither."""
+    allocation = {"devices": {"results": [
+        {"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-0", "shareID": "s-1",
+         "consumedCapacity": {"memory": "10Gi"}},
+        {"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-0", "shareID": "s-2",
+         "consumedCapacity": {"memory": "6Gi"}},
+        {"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-1"},
+        {"request": "gpu", "driver": DRIVER, "pool": "n3", "device": "gpu-9", "adminAccess": True}]}}
+    cluster.add_resource_claim(gpu_claim("c", allocation=allocation))
+    state = cluster.allocated_state()
+    assert state.dedicated == {(DRIVER, "n2", "gpu-1")} == cluster.allocated_devices()
+    assert state.shared == {(DRIVER, "n2", "gpu-0")}
+    assert state.consumed == {(DRIVER, "n2", "gpu-0"): {f"{DRIVER}/memory": 16 * 2**30}}
