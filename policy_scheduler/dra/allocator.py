@@ -10,13 +10,14 @@ solution wins. Only a pool's newest generation counts; a pool whose slices are n
 request for ``All`` devices fails on it); devices taken by any allocated (or assumed) claim are not candidates;
 DeviceClass and request selectors are CEL (``policy_scheduler.dra.cel``); ``matchAttribute`` /
 ``distinctAttribute`` constraints; admin access (takes a device even if it is in use); device taints and the
-request's tolerations; shared counters of partitionable devices; a request's capacity against the device's.
+request's tolerations; shared counters of partitionable devices; consumable capacity (a request's capacity
+against the device's, devices that allow multiple allocations shared between claims, each share with its ID
+and the capacity it consumes).
 
 What this engine does not do it refuses with :class:`UnsupportedDRAFeature` (one line naming the feature)
 rather than write an allocation upstream would not: a solution holding a device with ``bindingConditions``
-(PreBind would have to wait for them) or a device that allows multiple allocations (its share IDs and
-consumed capacity are not tracked here). The search itself treats them as upstream does, so the refusal
-comes exactly when upstream would have picked them.
+(PreBind would have to wait for them). The search itself treats such devices as upstream does, so the
+refusal comes exactly when upstream would have picked one.
 
 Errors upstream's allocator returns (a selector that does not compile or evaluate, a constraint an ``All``
 request cannot meet, ...) raise :class:`AllocationError` with upstream's text, CEL errors wrapped as upstream
@@ -25,6 +26,7 @@ wraps them (``claim ns/c: selector #0: CEL runtime error: ...``).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -44,6 +46,7 @@ from ..model.dra import (
     ResourceSlice,
     node_matches,
 )
+from ..model.quantity import format_quantity
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 
@@ -386,6 +389,8 @@ class DeviceResult:
     device: Device
     slice: ResourceSlice
     spec: RequestSpec
+    share_id: str = ""  # a share of a device that allows multiple allocations
+    consumed: Mapping[str, Fraction] | None = None  # the capacity the share consumes (qualified names)
 
     @property
     def admin_access(self) -> bool:
@@ -489,10 +494,6 @@ class _Run:
                 if r.device.binding_conditions:
                     raise UnsupportedDRAFeature(
                         f"device {'/'.join(r.device_id)} has binding conditions (DRADeviceBindingConditions): "
-                        "allocating it is not supported by this scheduler")
-                if r.device.allow_multiple_allocations:
-                    raise UnsupportedDRAFeature(
-                        f"device {'/'.join(r.device_id)} allows multiple allocations (DRAConsumableCapacity): "
                         "allocating it is not supported by this scheduler")
         return self.result
 
@@ -703,8 +704,11 @@ class _Run:
         if fits is not True:
             rollback()
             return None
+        consumed: dict[str, Fraction] | None = None
+        share_id = ""
         if multi:
             consumed = {name: _consumed(_requested(request, device, name), device, name) for name in device.capacity}
+            share_id = share_id_of(self.claims[ci], data.request_name, device_id, len(self.result[ci]))
             existed = device_id in self.allocating_capacity
             entry = self.allocating_capacity.setdefault(device_id, {})
             for name, q in consumed.items():
@@ -717,8 +721,9 @@ class _Run:
                 if not existed and all(v == 0 for v in e.values()):
                     del self.allocating_capacity[device_id]
             undo_steps.append(release)
+
         results = self.result[ci]
-        results.append(DeviceResult(data.request_name, device_id, device, s, request))
+        results.append(DeviceResult(data.request_name, device_id, device, s, request, share_id, consumed or None))
         undo_steps.append(results.pop)
         return rollback
 
@@ -760,6 +765,12 @@ class _Run:
                 consumed[set_name][name] -= value
 
 
+def share_id_of(claim: ResourceClaim, request: str, device_id: DeviceID, index: int) -> str:
+    """A share's ID (``GenerateShareID``): upstream draws a random UUID; this engine has no randomness, so the UUID
+    is derived from the claim, the request, the device and the result's place, unique wherever upstream's is."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"dra-share:{claim.uid or claim.ref}/{request}/{'/'.join(device_id)}/{index}"))
+
+
 def _requested(request: RequestSpec, device: Device, name: str) -> Fraction | None:
     for key, value in (request.capacity or {}).items():
         if (key if "/" in key else f"{device.driver}/{key}") == name:
@@ -787,6 +798,11 @@ def allocation_result(classes: Mapping[str, DeviceClass], claim: ResourceClaim, 
             entry["adminAccess"] = True
         if r.spec.raw_tolerations:
             entry["tolerations"] = [dict(t) for t in r.spec.raw_tolerations]
+        if r.share_id:
+            entry["shareID"] = r.share_id
+        if r.consumed:
+            names = r.device.capacity_names
+            entry["consumedCapacity"] = {names.get(k, k): format_quantity(v) for k, v in r.consumed.items()}
         results.append(entry)
     config: list[dict[str, Any]] = []
     chosen: dict[str, str] = {}  # request name -> the request or request/subrequest it was satisfied by

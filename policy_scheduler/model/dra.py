@@ -134,6 +134,7 @@ class Device:
     binds_to_node: bool = False
     allow_multiple_allocations: bool = False
     node_selector_raw: dict | None = field(default=None, compare=False, repr=False)
+    capacity_names: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # qualified -> as written
     raw_taints: tuple[dict, ...] = field(default=(), compare=False, repr=False)
     #: Unique per parsed device: the key CEL results are cached under (a replaced slice has new devices).
     serial: int = field(default_factory=lambda: next(_SERIALS), compare=False, repr=False)
@@ -302,6 +303,7 @@ def _parse_device(obj: str, path: str, raw: dict[str, Any], driver: str, per_dev
         bool_field(obj, f"{path}.bindsToNode", raw.get("bindsToNode")),
         multi,
         raw.get("nodeSelector"),
+        {qualify(driver, k): k for k in obj_field(obj, f"{path}.capacity", raw.get("capacity"))},
         tuple(obj_list_field(obj, f"{path}.taints", raw.get("taints"))),
     )
 

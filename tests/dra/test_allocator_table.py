@@ -16,7 +16,6 @@ from policy_scheduler.dra.allocator import (
     AllocationError,
     Allocator,
     InvalidPoolsError,
-    UnsupportedDRAFeature,
 )
 from tests.dra.builders import (
     ALL_NODES,
@@ -532,8 +531,8 @@ def test_a_shared_devices_used_capacity_passes_the_search_on_to_the_next_device(
     """Not a row of upstream's table (its consumable-capacity rows need share IDs this engine does not write):
     a device that allows multiple allocations, whose shares already consume its capacity, is not a candidate
     (``CmpRequestOverCapacity``: a request naming no capacity consumes all of it), so the next device is
-    allocated, as upstream would; unshared, the device comes first in upstream's order and the allocation is
-    refused by name."""
+    allocated, as upstream would; unshared, the device comes first in upstream's order: a share of it, with its
+    ID and the capacity it consumes."""
     cel, _ = fake_cel()
     slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A,
                              device(DEVICE0, {"memory": "16Gi"}, None, allowMultipleAllocations=True),
@@ -547,8 +546,12 @@ def test_a_shared_devices_used_capacity_passes_the_search_on_to_the_next_device(
     half = {(DRIVER_A, POOL1, DEVICE0): {f"{DRIVER_A}/memory": Fraction(8 * 2**30)}}
     solution = Allocator(classes, slices, frozenset(), cel, frozenset(half), half).allocate(NODE1, {}, claims)
     assert [r.device_id for r in solution[0]] == [(DRIVER_A, POOL1, DEVICE1)]
-    with pytest.raises(UnsupportedDRAFeature, match="allows multiple allocations"):
-        Allocator(classes, slices, frozenset(), cel).allocate(NODE1, {}, claims)
+    allocator = Allocator(classes, slices, frozenset(), cel)
+    solution = allocator.allocate(NODE1, {}, claims)
+    (result_,) = allocator.allocation_results(NODE1, {}, claims, solution)[0]["devices"]["results"]
+    assert result_["device"] == DEVICE0 and result_["consumedCapacity"] == {"memory": str(16 * 2**30)}
+    assert len(result_["shareID"]) == 36 and result_ == allocator.allocation_results(NODE1, {}, claims, solution)[0][
+        "devices"]["results"][0]  # the same ID every time: derived, not drawn
 
 
 @pytest.mark.parametrize("requests, expected", [

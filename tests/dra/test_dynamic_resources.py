@@ -204,15 +204,22 @@ def test_a_cel_runtime_error_fails_the_attempt_with_upstreams_wrapping(cluster):
     assert decision.error == "class gpu: selector #0: CEL runtime error: no such key: memory"
 
 
-def test_binding_conditions_multiple_allocations_and_extended_resources_are_refused_by_name(cluster):
+def test_binding_conditions_and_extended_resources_are_refused_by_name_shared_devices_are_shared(cluster):
     cluster.add_resource_slice(gpus("n2", "gpu-0", bindingConditions=["attached"]))
     cluster.add_resource_claim(gpu_claim("c"))
     refused = decide(cluster, dra_pod())
     assert refused.unschedulable and refused.error == (
         "device gpu.example.com/n2/gpu-0 has binding conditions (DRADeviceBindingConditions): allocating it is not "
         "supported by this scheduler")
-    cluster.add_resource_slice(gpus("n2", "gpu-0", allowMultipleAllocations=True))
-    assert "allows multiple allocations (DRAConsumableCapacity)" in decide(cluster, dra_pod()).error
+    cluster.add_resource_slice(gpus("n2", "gpu-0", allowMultipleAllocations=True,
+                                    capacity={"memory": {"value": "16Gi", "requestPolicy": {
+                                        "default": "4Gi", "validRange": {"min": "1Gi", "step": "1Gi"}}}}))
+    shared = [decide(cluster, dra_pod(name, claim=name, cpu="100m")) for name in ("s1", "s2", "s3", "s4", "s5")
+              if cluster.add_resource_claim(gpu_claim(name)) is None]
+    results = [d.claims.reservations[0].allocation["devices"]["results"][0] for d in shared[:4]]
+    assert [r["consumedCapacity"] for r in results] == [{"memory": str(4 * 2**30)}] * 4  # the policy's default
+    assert len({r["shareID"] for r in results}) == 4 and cluster.allocated_devices() == set()
+    assert shared[4].error == "0/2 nodes are available: 2 cannot allocate all claims."  # 16Gi consumed
     cluster.add_device_class(gpu_class("gpu", extendedResourceName="example.com/gpu"))
     raw = {"metadata": {"name": "x", "namespace": "ns"}, "spec": {"containers": [
         {"name": "c", "resources": {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}]}}
