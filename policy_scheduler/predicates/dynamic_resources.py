@@ -72,7 +72,8 @@ class PodState:
     claims: list[ResourceClaim] = field(default_factory=list)  # in the pod's order
     to_allocate: list[ResourceClaim] = field(default_factory=list)
     allocator: Allocator | None = None
-    nodes: dict[str, tuple[list[str], list[list[DeviceResult]] | None]] = field(default_factory=dict)
+    # node name -> (the Node object it was decided for, reasons, solution): a relabelled node is a new object
+    nodes: dict[str, tuple[Any, list[str], list[list[DeviceResult]] | None]] = field(default_factory=dict)
 
     @property
     def has_claims(self) -> bool:
@@ -182,8 +183,8 @@ class DynamicResourcesChecker:
             return [], None
         node = require_node(node_info)
         kept = state.nodes.get(node.name)
-        if kept is not None:
-            return kept
+        if kept is not None and kept[0] is node:
+            return kept[1], kept[2]
         unavailable = False
         for claim in state.claims:
             selector = claim.allocation_node_selector
@@ -197,16 +198,16 @@ class DynamicResourcesChecker:
                 raise UnsupportedDRAFeatureError(e.message) from None
             except InvalidPoolsError as e:
                 result: tuple[list[str], Any] = ([UnresolvableReason(e.message)], None)
-                state.nodes[node.name] = result
+                state.nodes[node.name] = (node, *result)
                 return result
             except AllocationError as e:
                 raise PredicateError(e.message) from None
             if solution is None:
                 result = ([UnresolvableReason(ERR_CANNOT_ALLOCATE)], None)
-                state.nodes[node.name] = result
+                state.nodes[node.name] = (node, *result)
                 return result
         result = ([UnresolvableReason(ERR_NOT_AVAILABLE)], None) if unavailable else ([], solution)
-        state.nodes[node.name] = result
+        state.nodes[node.name] = (node, *result)
         return result
 
     # -- Reserve --------------------------------------------------------------------------------------------

@@ -372,3 +372,23 @@ def test_shares_of_a_device_are_kept_apart_from_dedicated_devices(cluster):
     assert state.dedicated == {(DRIVER, "n2", "gpu-1")} == cluster.allocated_devices()
     assert state.shared == {(DRIVER, "n2", "gpu-0")}
     assert state.consumed == {(DRIVER, "n2", "gpu-0"): {f"{DRIVER}/memory": 16 * 2**30}}
+
+
+def test_a_relabelled_node_is_decided_again(cluster):
+    """A network-attached slice selects nodes by label: the verdict kept for a node holds only for that Node
+    object (a relabelled node is a new one), not for the DRA objects alone."""
+    cluster.add_resource_slice(ResourceSlice.from_dict({"metadata": {"name": "net"}, "spec": {
+        "driver": DRIVER, "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "rack", "operator": "In", "values": ["r1"]}]}]},
+        "pool": {"name": "net", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "nic-0"}]}}))
+    cluster.remove_resource_slice("n2-gpus")
+    cluster.add_resource_claim(gpu_claim("c"))
+    scheduler = create(cluster=cluster)
+    pod = Pod(dra_pod())
+    with pytest.raises(FitError, match="2 cannot allocate all claims"):
+        scheduler.schedule(pod)
+    cluster.add_node(node("n1", rack="r1"))
+    assert scheduler.schedule(pod) == "n1"
+    claims = DynamicResourcesChecker(cluster).reserve(pod, cluster.node_infos["n1"])
+    assert claims.reservations[0].allocation["nodeSelector"] == {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "rack", "operator": "In", "values": ["r1"]}]}]}
