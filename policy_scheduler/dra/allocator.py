@@ -482,8 +482,8 @@ class _Run:
             self.constraints.append(constraints)
         try:
             done = self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))
-        except _MaxSizeExceeded:
-            done = False
+        except _MaxSizeExceeded:  # reached the top: upstream returns the sentinel as Allocate's error
+            raise AllocationError("allocation max size exceeded") from None
         if not done:
             for pool in self.pools:
                 if pool.invalid:
@@ -501,7 +501,7 @@ class _Run:
     def _validate_request(self, ci: int, key: tuple[int, int, int], request: RequestSpec,
                           parent: str | None) -> _RequestData:
         claim = self.claims[ci]
-        name = request.name if parent is None else request.name
+        name = request.name  # upstream's request.name(): the subrequest's own name for a subrequest
         device_class = self.a.classes.get(request.device_class_name)
         if device_class is None:
             raise AllocationError(
@@ -847,13 +847,13 @@ def allocation_result(classes: Mapping[str, DeviceClass], claim: ResourceClaim, 
     allocation: dict[str, Any] = {"devices": {"results": results}}
     if config:
         allocation["devices"]["config"] = config
-    selector = node_selector(devices, node_name)
+    selector = node_selector(devices, node_name, claim.name)
     if selector is not None:
         allocation["nodeSelector"] = selector
     return allocation
 
 
-def node_selector(devices: Sequence[DeviceResult], node_name: str) -> dict[str, Any] | None:
+def node_selector(devices: Sequence[DeviceResult], node_name: str, claim_name: str = "") -> dict[str, Any] | None:
     """``createNodeSelector``: the node itself when a device is local to it, else the slices' selectors
     merged into one term, else None (available everywhere)."""
     fields: list[dict[str, Any]] = []
@@ -872,8 +872,8 @@ def node_selector(devices: Sequence[DeviceResult], node_name: str) -> dict[str, 
                 _merge(terms[0].get("matchFields") or [], fields)
                 _merge(terms[0].get("matchExpressions") or [], expressions)
             elif len(terms) > 1:
-                raise AllocationError(f"create NodeSelector for claim: unsupported ResourceSlice.NodeSelector with "
-                                      f"{len(terms)} terms")
+                raise AllocationError(f"create NodeSelector for claim {claim_name}: unsupported "
+                                      f"ResourceSlice.NodeSelector with {len(terms)} terms")
     if not fields and not expressions:
         return None
     term: dict[str, Any] = {}

@@ -68,7 +68,6 @@ class PodState:
     """Upstream's ``stateData`` for one pod and one state of the cluster's DRA objects."""
 
     reason: str | None = None  # PreFilter: unschedulable on every node
-    error: str | None = None  # PreFilter: the attempt fails
     claims: list[ResourceClaim] = field(default_factory=list)  # in the pod's order
     to_allocate: list[ResourceClaim] = field(default_factory=list)
     allocator: Allocator | None = None
@@ -175,8 +174,6 @@ class DynamicResourcesChecker:
     def filter(self, pod: Pod, node_info: NodeInfo | None) -> tuple[list[str], list[list[DeviceResult]] | None]:
         """The node's reasons and, where the claims fit, the devices for each claim to allocate."""
         state = self.state(pod)
-        if state.error is not None:
-            raise PredicateError(state.error)
         if state.reason is not None:
             return [PreFilterReason(state.reason)], None
         if not state.claims:

@@ -81,6 +81,10 @@ R0S0, R0S1 = f"{REQ0}/{SUB0}", f"{REQ0}/{SUB1}"
 MEM_1GI = f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("1Gi")) >= 0'
 MEM_2GI = f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("2Gi")) >= 0'
 MEM_4GI = f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("4Gi")) >= 0'
+MEM_8GI = f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("8Gi")) >= 0'
+R1S0, R1S1 = f"{REQ1}/{SUB0}", f"{REQ1}/{SUB1}"
+TYPE_X = f'device.attributes["{DRIVER_A}"].type == "X"'
+TYPE_Y = f'device.attributes["{DRIVER_A}"].type == "Y"'
 MEM_6GI = f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("6Gi")) >= 0'
 LOCAL1 = local_node_selector(NODE1)
 
@@ -92,9 +96,14 @@ def counted(name: str, memory: str, **extra: Any) -> dict[str, Any]:
 
 
 def row(claims: list, classes: list, slices: list, node_: tuple = node(NODE1, REGION1), *, allocated: tuple = (),
-        expect: list | None = None, error: str | None = None, invalid_pools: bool = False) -> dict[str, Any]:
+        expect: list | None = None, error: str | None = None, invalid_pools: bool = False,
+        invocations: int | None = None) -> dict[str, Any]:
     return {"claims": claims, "classes": classes, "slices": slices, "node": node_, "allocated": allocated,
-            "expect": expect, "error": error, "invalid_pools": invalid_pools}
+            "expect": expect, "error": error, "invalid_pools": invalid_pools, "invocations": invocations}
+
+
+def mem_device(name: str, memory: str, version: str | None = None) -> dict[str, Any]:
+    return device(name, {"memory": memory}, attrs(driverVersion=version) if version else None)
 
 
 def obsolete_slices() -> list:
@@ -486,6 +495,103 @@ ROWS: dict[str, dict[str, Any]] = {
                         device(DEVICE2, consumesCounters=consumes(COUNTER_SET1, c="1")), count=2),
          resource_slice(SLICE2, NODE1, POOL1, DRIVER_A, count=2, counters=[counter_set(COUNTER_SET1, c="1")])],
         expect=[allocation(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE2))]),
+    "prioritized-list-subrequests-with-constraints-ref-parent-request": row(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 1, MEM_8GI),
+               prioritized(REQ1, sub_request(SUB0, CLASS_A, 1, MEM_2GI), sub_request(SUB1, CLASS_A, 1, MEM_1GI)),
+               constraints=[{"requests": [REQ0, REQ1], "matchAttribute": VERSION_ATTRIBUTE}])],
+        [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, mem_device(DEVICE1, "8Gi", "1.0.0")),
+         resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, mem_device(DEVICE2, "2Gi", "2.0.0"),
+                        mem_device(DEVICE3, "1Gi", "1.0.0"))],
+        expect=[allocation(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE1), result(R1S1, DRIVER_A, POOL2, DEVICE3))]),
+    "prioritized-list-subrequests-with-constraints-ref-sub-request": row(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 1, MEM_8GI),
+               prioritized(REQ1, sub_request(SUB0, CLASS_A, 1, MEM_2GI), sub_request(SUB1, CLASS_A, 1, MEM_1GI)),
+               constraints=[{"requests": [REQ0, R1S0], "matchAttribute": VERSION_ATTRIBUTE}])],
+        [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, mem_device(DEVICE1, "8Gi", "1.0.0")),
+         resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, mem_device(DEVICE2, "2Gi", "2.0.0"))],
+        expect=[allocation(LOCAL1, result(REQ0, DRIVER_A, POOL1, DEVICE1), result(R1S1, DRIVER_A, POOL2, DEVICE2))]),
+    "prioritized-list-multi-request": row(
+        [claim(CLAIM0, request(REQ1, CLASS_A, 1, MEM_8GI),
+               prioritized(REQ0, sub_request(SUB0, CLASS_A, 1, MEM_8GI), sub_request(SUB1, CLASS_A, 1, MEM_4GI)))],
+        [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, mem_device(DEVICE1, "8Gi")),
+         resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, mem_device(DEVICE2, "4Gi"))],
+        expect=[allocation(LOCAL1, result(REQ1, DRIVER_A, POOL1, DEVICE1), result(R0S1, DRIVER_A, POOL2, DEVICE2))]),
+    "prioritized-list-with-backtracking": row(
+        [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A, 1, MEM_8GI), sub_request(SUB1, CLASS_A, 1, MEM_4GI)),
+               request(REQ1, CLASS_A, 1, MEM_8GI))],
+        [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, mem_device(DEVICE1, "8Gi")),
+         resource_slice(SLICE2, NODE1, POOL2, DRIVER_A, mem_device(DEVICE2, "4Gi"))],
+        expect=[allocation(LOCAL1, result(R0S1, DRIVER_A, POOL2, DEVICE2), result(REQ1, DRIVER_A, POOL1, DEVICE1))]),
+    "prioritized-list-too-many-in-first-subrequest": row(
+        [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B, 500), sub_request(SUB1, CLASS_A)))],
+        [device_class(CLASS_A, DRIVER_A), device_class(CLASS_B, DRIVER_B)],
+        [one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        expect=[allocation(LOCAL1, result(R0S1, DRIVER_A, POOL1, DEVICE1))]),
+    "prioritized-list-max-allocation-limit-request": row(
+        [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A, 32), sub_request(SUB1, CLASS_A, 16)),
+               prioritized(REQ1, sub_request(SUB0, CLASS_A, 32), sub_request(SUB1, CLASS_A, 16)))],
+        [device_class(CLASS_A, DRIVER_A)], [many_devices(SLICE1, NODE1, POOL1, DRIVER_A, 64)],
+        expect=[allocation(LOCAL1, *(result(R0S1, DRIVER_A, POOL1, f"device-{i}") for i in range(16)),
+                           *(result(R1S1, DRIVER_A, POOL1, f"device-{i}") for i in range(16, 32)))],
+        invocations=75),
+    "prioritized-list-max-allocation-allocation-mode-all": row(
+        [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A, mode="All"), sub_request(SUB1, CLASS_A, 2)),
+               request(REQ1, CLASS_B, 2))],
+        [device_class(CLASS_A, DRIVER_A), device_class(CLASS_B, DRIVER_B)],
+        [many_devices(SLICE1, NODE1, POOL1, DRIVER_A, 31), many_devices(SLICE2, NODE1, POOL2, DRIVER_B, 2)],
+        expect=[allocation(LOCAL1, result(R0S1, DRIVER_A, POOL1, "device-0"), result(R0S1, DRIVER_A, POOL1, "device-1"),
+                           result(REQ1, DRIVER_B, POOL2, "device-0"), result(REQ1, DRIVER_B, POOL2, "device-1"))],
+        invocations=42),
+    "check-combinations-within-single-request-single-pool-single-slice": row(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 5))], [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *(device(d) for d in (DEVICE1, DEVICE2, DEVICE3, "device-4")))],
+        expect=None, invocations=16),
+    "check-combinations-within-single-request-single-pool-multiple-slices": row(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 5))], [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2), count=2),
+         resource_slice(SLICE2, NODE1, POOL1, DRIVER_A, device(DEVICE3), device("device-4"), count=2)],
+        expect=None, invocations=16),
+    "check-combinations-within-single-request-multiple-pools-multiple-slices": row(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 5))], [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), count=2),
+         resource_slice(SLICE2, NODE1, POOL1, DRIVER_A, device(DEVICE2), count=2),
+         resource_slice("slice-3", NODE1, POOL2, DRIVER_A, device(DEVICE3), device("device-4"))],
+        expect=None, invocations=16),
+    "check-combinations-within-single-request-many-pools": row(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 5))], [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(f"slice-{i}", NODE1, pool, DRIVER_A, device(d))
+         for i, (pool, d) in enumerate(((POOL1, DEVICE1), (POOL2, DEVICE2), (POOL3, DEVICE3), (POOL4, "device-4")), 1)],
+        expect=None, invocations=16),
+    "check-combinations-with-backtracking": row(
+        [claim(CLAIM0, request(REQ1, CLASS_A, 2), request(REQ2, CLASS_A, 1, TYPE_X))],
+        [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, attrs(type="X")),
+                        device(DEVICE2, None, attrs(type="Y")), device(DEVICE3, None, attrs(type="Y")))],
+        expect=[allocation(LOCAL1, result(REQ1, DRIVER_A, POOL1, DEVICE2), result(REQ1, DRIVER_A, POOL1, DEVICE3),
+                           result(REQ2, DRIVER_A, POOL1, DEVICE1))],
+        invocations=12),
+    "check-combinations-with-backtracking-across-slices-and-pools": row(  # upstream allocates device-3 (binding
+        # conditions): refused here, after the same search
+        [claim(CLAIM0, request(REQ1, CLASS_A, 2), request(REQ2, CLASS_A, 1, TYPE_X))],
+        [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, attrs(type="X")), count=2),
+         resource_slice(SLICE2, NODE1, POOL1, DRIVER_A, device(DEVICE2, None, attrs(type="Y")), count=2),
+         resource_slice("slice-3", NODE1, POOL2, DRIVER_A,
+                        device(DEVICE3, None, attrs(type="Y"), bindingConditions=["IsPrepare"]))],
+        error="device driver-a/pool-2/device-3 has binding conditions (DRADeviceBindingConditions)", invocations=12),
+    "check-combinations-with-prioritized-list": row(
+        [claim(CLAIM0, prioritized(REQ1, sub_request(SUB0, CLASS_A, 3, TYPE_Y), sub_request(SUB1, CLASS_A, 2)),
+               prioritized(REQ2, sub_request(SUB0, CLASS_A, 2), sub_request(SUB1, CLASS_A, 1, TYPE_X)))],
+        [device_class(CLASS_A, DRIVER_A)],
+        [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, attrs(type="X")),
+                        device(DEVICE2, None, attrs(type="Y")), device(DEVICE3, None, attrs(type="Y")))],
+        expect=[allocation(LOCAL1, result(R1S1, DRIVER_A, POOL1, DEVICE2), result(R1S1, DRIVER_A, POOL1, DEVICE3),
+                           result(f"{REQ2}/{SUB1}", DRIVER_A, POOL1, DEVICE1))],
+        invocations=26),
 }
 
 
@@ -500,8 +606,12 @@ def test_upstream_allocator_row(name):
             allocator.allocate(node_name, labels, r["claims"])
         assert r["error"] in e.value.message
         assert isinstance(e.value, InvalidPoolsError) == r["invalid_pools"]
+        if r["invocations"] is not None:
+            assert allocator.num_allocate_one == r["invocations"]
         return
     solution = allocator.allocate(node_name, labels, r["claims"])
+    if r["invocations"] is not None:  # upstream's expectNumAllocateOneInvocations: the same search, step by step
+        assert allocator.num_allocate_one == r["invocations"]
     if r["expect"] is None:
         assert solution is None
         return
