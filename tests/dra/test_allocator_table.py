@@ -679,3 +679,134 @@ def test_a_requests_capacity_picks_devices_with_room(requests, expected):
     solution = Allocator({CLASS_A: device_class(CLASS_A, DRIVER_A)}, slices, frozenset(), cel).allocate(
         NODE1, {}, [claim(CLAIM0, spec)])
     assert (solution[0][0].device_id[2] if solution else None) == expected
+
+
+# -- consumable capacity (upstream's rows; share IDs are drawn at random upstream, derived here: compared as set) --
+CAP0, CAP1 = "capacity-0", "capacity-1"
+MULTI_A = f'device.driver == "{DRIVER_A}" && device.allowMultipleAllocations == true'
+
+
+def multi_class() -> Any:
+    """``classWithAllowMultipleAllocations(classA, driverA, true)``."""
+    from policy_scheduler.model.dra import DeviceClass
+
+    return DeviceClass.from_dict({"metadata": {"name": CLASS_A}, "spec": {"selectors": [{"cel": {"expression": MULTI_A}}]}})
+
+
+def multi(name: str, capacity: dict[str, str] | None = None, policy: str | None = None, valid: tuple = (),
+          default: str | None = None, attributes: dict | None = None) -> dict[str, Any]:
+    """A device that allows multiple allocations; ``policy``: ``range`` (default 2, min 2, step 2, max 4) or
+    ``values`` (default ``default``, valid values it and ``valid``)."""
+    out = device(name, None, attributes, allowMultipleAllocations=True)
+    if capacity:
+        out["capacity"] = {}
+        for k, v in capacity.items():
+            entry: dict[str, Any] = {"value": v}
+            if policy == "range":
+                entry["requestPolicy"] = {"default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}
+            elif policy == "values":
+                entry["requestPolicy"] = {"default": default, "validValues": [default, *valid]}
+            out["capacity"][k] = entry
+    return out
+
+
+def cap_request(name: str, amount: str | None = None, **kw: Any) -> dict[str, Any]:
+    spec = request(name, CLASS_A, **kw)
+    if amount is not None:
+        spec["exactly"]["capacity"] = {"requests": {CAP0: amount}}
+    return spec
+
+
+def shared(request_name: str, device_name: str, consumed: dict[str, str] | None) -> dict[str, Any]:
+    out = {**result(request_name, DRIVER_A, POOL1, device_name), "shareID": "<derived>"}
+    if consumed:
+        out["consumedCapacity"] = consumed
+    return out
+
+
+CONSUMABLE: dict[str, tuple[list, list, list, dict, list | None]] = {
+    # name: (claims, classes, devices of slice-1 on node-1, already consumed per device, expected results per claim)
+    "consumable-capacity-multi-allocatable-device-with-missing-capacity-request": (
+        [claim(CLAIM0, cap_request(REQ0, "1"))], [device_class(CLASS_A, DRIVER_A)],
+        [multi(DEVICE1, {CAP1: "1"})], {}, None),
+    "consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request": (
+        [claim(CLAIM0, cap_request(REQ0)), claim(CLAIM1, cap_request(REQ0))], [multi_class()],
+        [multi(DEVICE1)], {}, [[shared(REQ0, DEVICE1, None)], [shared(REQ0, DEVICE1, None)]]),
+    "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request": (
+        [claim(CLAIM0, cap_request(REQ0)), claim(CLAIM1, cap_request(REQ0))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "1"}), multi(DEVICE2, {CAP0: "1"})], {},
+        [[shared(REQ0, DEVICE1, {CAP0: "1"})], [shared(REQ0, DEVICE2, {CAP0: "1"})]]),
+    "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block": (
+        [claim(CLAIM0, cap_request(REQ0)), claim(CLAIM1, cap_request(REQ0))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "2"})], {}, None),
+    "consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request": (
+        [claim(CLAIM0, cap_request(REQ0, "1")), claim(CLAIM1, cap_request(REQ0, "1"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "2"})], {}, [[shared(REQ0, DEVICE1, {CAP0: "1"})], [shared(REQ0, DEVICE1, {CAP0: "1"})]]),
+    "consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request": (
+        [claim(CLAIM0, cap_request(REQ0)), claim(CLAIM1, cap_request(REQ0))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "4"}, "range")], {},
+        [[shared(REQ0, DEVICE1, {CAP0: "2"})], [shared(REQ0, DEVICE1, {CAP0: "2"})]]),
+    "consumable-capacity-multi-allocatable-device-with-zero-request-policy": (
+        [claim(CLAIM0, cap_request(REQ0)), claim(CLAIM1, cap_request(REQ0))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "1"}, "values", default="0")], {},
+        [[shared(REQ0, DEVICE1, {CAP0: "0"})], [shared(REQ0, DEVICE1, {CAP0: "0"})]]),
+    "consumable-capacity-multi-allocatable-device-violates-zero-request-policy": (
+        [claim(CLAIM0, cap_request(REQ0, "1"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "1"}, "values", default="0")], {}, None),
+    "consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request": (
+        [claim(CLAIM0, cap_request(REQ0, "1")), claim(CLAIM1, cap_request(REQ0, "1"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "4"}, "range")], {},
+        [[shared(REQ0, DEVICE1, {CAP0: "2"})], [shared(REQ0, DEVICE1, {CAP0: "2"})]]),
+    "consumable-capacity-multi-allocatable-device-with-range-policy-step": (
+        [claim(CLAIM0, cap_request(REQ0, "3"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "4"}, "range")], {}, [[shared(REQ0, DEVICE1, {CAP0: "4"})]]),
+    "consumable-capacity-multi-allocatable-device-with-valid-values-policy": (
+        [claim(CLAIM0, cap_request(REQ0, "2"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "4"}, "values", ("2",), default="1")], {}, [[shared(REQ0, DEVICE1, {CAP0: "2"})]]),
+    "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up": (
+        [claim(CLAIM0, cap_request(REQ0, "2"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "3"}, "values", ("3",), default="1")], {}, [[shared(REQ0, DEVICE1, {CAP0: "3"})]]),
+    "consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request": (
+        [claim(CLAIM0, cap_request(REQ0, "1")), claim(CLAIM1, cap_request(REQ0, "2"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "2"}, "range")], {}, None),
+    "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy": (
+        [claim(CLAIM0, cap_request(REQ0, "6"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "10"}, "range")], {}, None),
+    "consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining": (
+        [claim(CLAIM0, cap_request(REQ0, "2"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "4"}, "range")], {DEVICE1: "2"}, [[shared(REQ0, DEVICE1, {CAP0: "2"})]]),
+    "consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device": (
+        [claim(CLAIM0, cap_request(REQ0, "2"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "2"}, "range"), multi(DEVICE2, {CAP0: "2"}, "range")], {DEVICE1: "2"},
+        [[shared(REQ0, DEVICE2, {CAP0: "2"})]]),
+    "consumable-capacity-with-multi-allocatable-device-backtrack": (
+        [claim(CLAIM0, cap_request(REQ0, "2"), cap_request(REQ1, "2"), constraints=[{"matchAttribute": STRING_ATTRIBUTE}]),
+         claim(CLAIM1, cap_request(REQ0, "2"))], [device_class(CLASS_A, DRIVER_A)],
+        [multi(DEVICE2, {CAP0: "2"}, "range", attributes=attrs(stringAttribute="stringAttributeValue1")),
+         multi(DEVICE1, {CAP0: "4"}, "range", attributes=attrs(stringAttribute="stringAttributeValue2"))], {},
+        [[shared(REQ0, DEVICE1, {CAP0: "2"}), shared(REQ1, DEVICE1, {CAP0: "2"})], [shared(REQ0, DEVICE2, {CAP0: "2"})]]),
+    "consumable-capacity-multi-allocatable-device-with-no-available-consumable-capacity": (
+        [claim(CLAIM0, cap_request(REQ0, "2"))], [multi_class()],
+        [multi(DEVICE1, {CAP0: "2"}, "range")], {DEVICE1: "2"}, None),
+}
+
+
+@pytest.mark.parametrize("name", list(CONSUMABLE))
+def test_upstream_consumable_capacity_row(name):
+    claims, classes, devices, consumed, expected = CONSUMABLE[name]
+    cel, _ = fake_cel()
+    slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices)]
+    used = {(DRIVER_A, POOL1, d): {f"{DRIVER_A}/{CAP0}": Fraction(v)} for d, v in consumed.items()}
+    allocator = Allocator({c.name: c for c in classes}, slices, frozenset(), cel, frozenset(used), used)
+    solution = allocator.allocate(NODE1, {}, claims)
+    if expected is None:
+        assert solution is None
+        return
+    assert solution is not None
+    got = [a["devices"]["results"] for a in allocator.allocation_results(NODE1, {}, claims, solution)]
+    ids = [r.pop("shareID") for results in got for r in results]
+    assert len(set(ids)) == len(ids)  # every share its own ID
+    for results in expected:
+        for r in results:
+            r.pop("shareID", None)
+    assert got == expected
