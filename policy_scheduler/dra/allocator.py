@@ -8,9 +8,9 @@ a ``firstAvailable`` request's subrequests in turn, and for each device needed t
 (driver, then pool name), slice name order, device order within the slice, with backtracking; the first full
 solution wins. Only a pool's newest generation counts; a pool whose slices are not all there is skipped (and a
 request for ``All`` devices fails on it); devices taken by any allocated (or assumed) claim are not candidates;
-DeviceClass and request selectors are CEL (``policy_scheduler.dra.cel``); ``matchAttribute`` /
-``distinctAttribute`` constraints; admin access (takes a device even if it is in use); device taints and the
-request's tolerations; shared counters of partitionable devices; consumable capacity (a request's capacity
+DeviceClass and request selectors are CEL (``policy_scheduler.dra.cel``); ``matchAttribute`` constraints
+(``distinctAttribute`` is not part of ``resource.k8s.io/v1``); admin access (takes a device even if it is in
+use); device taints and the request's tolerations; shared counters of partitionable devices; consumable capacity (a request's capacity
 against the device's, devices that allow multiple allocations shared between claims, each share with its ID
 and the capacity it consumes).
 
@@ -223,7 +223,7 @@ def _same_value(a: DeviceAttribute, b: DeviceAttribute) -> bool:
 class _Constraint:
     def __init__(self, spec: DeviceConstraint) -> None:
         self.requests = frozenset(spec.requests)
-        self.attribute = spec.match_attribute or spec.distinct_attribute or ""
+        self.attribute = spec.match_attribute
         self.num_devices = 0
 
     def applies(self, request: str, sub_request: str) -> bool:
@@ -259,35 +259,6 @@ class MatchAttributeConstraint(_Constraint):
 
     def remove(self, request: str, sub_request: str, device: Device) -> None:
         if self.applies(request, sub_request):
-            self.num_devices -= 1
-
-
-class DistinctAttributeConstraint(_Constraint):
-    """``distinctAttributeConstraint``: no two devices share the value (kept per request name, as upstream)."""
-
-    def __init__(self, spec: DeviceConstraint) -> None:
-        super().__init__(spec)
-        self.values: dict[str, DeviceAttribute] = {}
-
-    def add(self, request: str, sub_request: str, device: Device) -> bool:
-        if not self.applies(request, sub_request):
-            return True
-        attribute = lookup_attribute(device, self.attribute)
-        if attribute is None:
-            return False
-        if self.num_devices == 0:
-            self.values[request] = attribute
-            self.num_devices = 1
-            return True
-        if any(_same_value(attribute, v) for v in self.values.values()):
-            return False
-        self.values[request] = attribute
-        self.num_devices += 1
-        return True
-
-    def remove(self, request: str, sub_request: str, device: Device) -> None:
-        if self.applies(request, sub_request):
-            self.values.pop(request, None)
             self.num_devices -= 1
 
 
@@ -477,8 +448,7 @@ class _Run:
                                       f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
             constraints = []
             for spec in claim.spec.constraints:
-                constraints.append(MatchAttributeConstraint(spec) if spec.match_attribute
-                                   else DistinctAttributeConstraint(spec))
+                constraints.append(MatchAttributeConstraint(spec))
             self.constraints.append(constraints)
         try:
             done = self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))

@@ -467,8 +467,7 @@ class DeviceRequest:
 @dataclass(frozen=True, slots=True)
 class DeviceConstraint:
     requests: tuple[str, ...]
-    match_attribute: str | None = None
-    distinct_attribute: str | None = None
+    match_attribute: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -600,8 +599,7 @@ def parse_claim_spec(obj: str, path: str, raw: Any) -> ClaimSpec:
             raise _invalid(obj, f"{cpath}.matchAttribute", text,
                            "a fully qualified name must be a domain and a name separated by a slash")
         _check_qualified_name(obj, f"{cpath}.matchAttribute", text)
-        distinct = None
-        constraints.append(DeviceConstraint(reqs, match, distinct))
+        constraints.append(DeviceConstraint(reqs, text))
     config = tuple(obj_list_field(obj, f"{path}.devices.config", devices.get("config")))
     return ClaimSpec(tuple(requests), tuple(constraints), config)
 
