@@ -96,6 +96,8 @@ class ClusterState:
         self.resource_claim_templates: dict[tuple[str, str], ResourceClaimTemplate] = {}
         self.assumed_resource_claims: dict[tuple[str, str], ResourceClaim] = {}
         self.dra_generation = 0
+        # What DRA derives from the slices alone (each node's pools), kept until a slice changes; opaque here.
+        self.dra_slice_cache: dict[str, Any] = {}
         self._allocated_state: tuple[int, AllocatedState] = (-1, AllocatedState())
         self._slice_list: list[ResourceSlice] | None = None
 
@@ -400,11 +402,13 @@ class ClusterState:
         self._dra_changed()
         self.resource_slices[resource_slice.name] = resource_slice
         self._slice_list = None
+        self.dra_slice_cache.clear()
 
     def remove_resource_slice(self, name: str) -> None:
         self._dra_changed()
         self.resource_slices.pop(name, None)
         self._slice_list = None
+        self.dra_slice_cache.clear()
 
     def slice_list(self) -> list[ResourceSlice]:
         """Every ResourceSlice, in name order."""

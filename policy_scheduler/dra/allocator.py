@@ -379,12 +379,16 @@ class Allocator:
         compiler: Compiler | None = None,
         shared: frozenset[DeviceID] = frozenset(),
         consumed: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
+        pool_cache: dict[str, Any] | None = None,
     ) -> None:
         self.classes = classes
         self.all_slices = slices
         self.allocated = allocated  # AllocatedDevices: held for one claim each
         self.shared = shared  # AllocatedSharedDeviceIDs' devices
         self.consumed: Mapping[DeviceID, Mapping[str, Fraction]] = consumed or {}  # AggregatedCapacity
+        # node name -> (its labels, its pools): the pools depend on the slices and the node only, so a cache that
+        # lives as long as the slices (ClusterState.dra_slice_cache) serves every pod
+        self.pool_cache = pool_cache if pool_cache is not None else {}
         self.cel = compiler or default_environment()
         self.slices_on_node: dict[str, list[ResourceSlice]] = {}
         self.slices_shared: list[ResourceSlice] = []
@@ -395,6 +399,16 @@ class Allocator:
                 self.slices_on_node.setdefault(s.node_name, []).append(s)
         self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}  # by pool name, as upstream
         self.num_allocate_one = 0
+
+    def pools_for(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
+        """``GatherPools`` for the node (kept per node while its labels are the same)."""
+        kept = self.pool_cache.get(node_name)
+        if kept is not None and kept[0] == labels:
+            return kept[1]
+        slices = self.slices_on_node.get(node_name, []) + self.slices_shared
+        pools = gather_pools(slices, node_name, labels, self.all_slices)
+        self.pool_cache[node_name] = (dict(labels), pools)
+        return pools
 
     def allocate(self, node_name: str, labels: Mapping[str, str],
                  claims: Sequence[ResourceClaim]) -> list[list[DeviceResult]] | None:
@@ -425,9 +439,7 @@ class _Run:
         self.pools: list[Pool] = []
 
     def run(self) -> list[list[DeviceResult]] | None:
-        a = self.a
-        slices_for_node = a.slices_on_node.get(self.node_name, []) + a.slices_shared
-        self.pools = gather_pools(slices_for_node, self.node_name, self.labels, a.all_slices)
+        self.pools = self.a.pools_for(self.node_name, self.labels)
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.requests):

@@ -163,7 +163,8 @@ class DynamicResourcesChecker:
         if state.to_allocate:
             allocated = cluster.allocated_state()
             state.allocator = Allocator(cluster.device_classes, cluster.slice_list(), allocated.dedicated,
-                                        self.compiler, allocated.shared, allocated.consumed)
+                                        self.compiler, allocated.shared, allocated.consumed,
+                                        cluster.dra_slice_cache.setdefault("pools", {}))
         return state
 
     # -- Filter ---------------------------------------------------------------------------------------------
