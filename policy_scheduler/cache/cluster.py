@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Protocol
 
 from ..features import NEWEST_LINE, KubernetesLine
@@ -23,6 +25,16 @@ from .node_info import NodeInfo
 
 class ListerError(LookupError):
     """A lister lookup failed (not found, or upstream's lister error)."""
+
+
+@dataclass(frozen=True)
+class AllocatedState:
+    """``AllocatedState``: devices held for one claim each (``dedicated``), devices with shares (``shared``), and
+    the capacity the shares consume per device (``consumed``)."""
+
+    dedicated: frozenset[tuple[str, str, str]] = frozenset()
+    shared: frozenset[tuple[str, str, str]] = frozenset()
+    consumed: Mapping[tuple[str, str, str], Mapping[str, Fraction]] = field(default_factory=dict)
 
 
 class ClusterObserver(Protocol):
@@ -84,7 +96,9 @@ class ClusterState:
         self.resource_claim_templates: dict[tuple[str, str], ResourceClaimTemplate] = {}
         self.assumed_resource_claims: dict[tuple[str, str], ResourceClaim] = {}
         self.dra_generation = 0
-        self._allocated_devices: tuple[int, frozenset[tuple[str, str, str]]] = (-1, frozenset())
+        # What DRA derives from the slices alone (each node's pools), kept until a slice changes; opaque here.
+        self.dra_slice_cache: dict[str, Any] = {}
+        self._allocated_state: tuple[int, AllocatedState] = (-1, AllocatedState())
         self._slice_list: list[ResourceSlice] | None = None
 
     # -- nodes -----------------------------------------------------------------------------------
@@ -388,11 +402,13 @@ class ClusterState:
         self._dra_changed()
         self.resource_slices[resource_slice.name] = resource_slice
         self._slice_list = None
+        self.dra_slice_cache.clear()
 
     def remove_resource_slice(self, name: str) -> None:
         self._dra_changed()
         self.resource_slices.pop(name, None)
         self._slice_list = None
+        self.dra_slice_cache.clear()
 
     def slice_list(self) -> list[ResourceSlice]:
         """Every ResourceSlice, in name order."""
@@ -449,15 +465,34 @@ class ClusterState:
                 yield claim
 
     def allocated_devices(self) -> frozenset[tuple[str, str, str]]:
-        """``ListAllAllocatedDevices``: (driver, pool, device) of every device some claim's allocation holds,
-        assumed allocations included; results with admin access do not count (upstream's tracker skips
-        them)."""
-        generation, devices = self._allocated_devices
+        """``ListAllAllocatedDevices``: (driver, pool, device) of every device some claim's allocation holds for
+        itself, assumed allocations included; results with admin access do not count, nor shares of a device
+        that allows multiple allocations (upstream's tracker keeps those apart: :meth:`allocated_state`)."""
+        return self.allocated_state().dedicated
+
+    def allocated_state(self) -> AllocatedState:
+        """``GatherAllocatedState``: the dedicated devices, the devices with shares (a ``shareID``), and the
+        capacity those shares consume per device, over every claim as decisions see it."""
+        generation, state = self._allocated_state
         if generation != self.dra_generation:
-            devices = frozenset(
-                r.device_id for claim in self.iter_resource_claims() for r in claim.results if not r.admin_access)
-            self._allocated_devices = (self.dra_generation, devices)
-        return devices
+            dedicated: set[tuple[str, str, str]] = set()
+            shared: set[tuple[str, str, str]] = set()
+            consumed: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+            for claim in self.iter_resource_claims():
+                for r in claim.results:
+                    if r.admin_access:
+                        continue
+                    if r.share_id:
+                        shared.add(r.device_id)
+                        if r.consumed_capacity:
+                            total = consumed.setdefault(r.device_id, {})
+                            for name, value in r.consumed_capacity.items():
+                                total[name] = total.get(name, Fraction(0)) + value
+                        continue
+                    dedicated.add(r.device_id)
+            state = AllocatedState(frozenset(dedicated), frozenset(shared), consumed)
+            self._allocated_state = (self.dra_generation, state)
+        return state
 
     def get_storage_class(self, name: str) -> StorageClass:
         sc = self.storage_classes.get(name)

@@ -271,12 +271,11 @@ MODERN_FIELDS: tuple[ModernField, ...] = (
         False, "Not refused: `DynamicResources` (policy_scheduler/dra/) allocates each unallocated claim as 1.36's "
         "structured allocator does (newest complete pool generation, DeviceClass and request CEL selectors, "
         "`exactly` with `count` / `allocationMode: All`, `firstAvailable`, `matchAttribute`, admin access, device "
-        "taints and tolerations, shared counters, request capacity) and reserves it for the pod; a pod fits only "
+        "taints and tolerations, shared counters, consumable capacity) and reserves it for the pod; a pod fits only "
         "where that succeeds (`cannot allocate all claims`) and where its allocated claims are available "
         "(`resourceclaim not available on the node`); missing claims and classes keep it pending with upstream's "
         "messages. Refused with a one-line message naming the feature: an allocation that would need a device "
-        "with binding conditions or one allowing multiple allocations, and extended resources backed by a "
-        "DeviceClass. `--rules 1.9` ignores the claims, as 1.9 did.", _never,
+        "with binding conditions, and extended resources backed by a DeviceClass. `--rules 1.9` ignores the claims, as 1.9 did.", _never,
     ),
 )
 

@@ -8,15 +8,16 @@ a ``firstAvailable`` request's subrequests in turn, and for each device needed t
 (driver, then pool name), slice name order, device order within the slice, with backtracking; the first full
 solution wins. Only a pool's newest generation counts; a pool whose slices are not all there is skipped (and a
 request for ``All`` devices fails on it); devices taken by any allocated (or assumed) claim are not candidates;
-DeviceClass and request selectors are CEL (``policy_scheduler.dra.cel``); ``matchAttribute`` /
-``distinctAttribute`` constraints; admin access (takes a device even if it is in use); device taints and the
-request's tolerations; shared counters of partitionable devices; a request's capacity against the device's.
+DeviceClass and request selectors are CEL (``policy_scheduler.dra.cel``); ``matchAttribute`` constraints
+(``distinctAttribute`` is not part of ``resource.k8s.io/v1``); admin access (takes a device even if it is in
+use); device taints and the request's tolerations; shared counters of partitionable devices; consumable capacity (a request's capacity
+against the device's, devices that allow multiple allocations shared between claims, each share with its ID
+and the capacity it consumes).
 
 What this engine does not do it refuses with :class:`UnsupportedDRAFeature` (one line naming the feature)
 rather than write an allocation upstream would not: a solution holding a device with ``bindingConditions``
-(PreBind would have to wait for them) or a device that allows multiple allocations (its share IDs and
-consumed capacity are not tracked here). The search itself treats them as upstream does, so the refusal
-comes exactly when upstream would have picked them.
+(PreBind would have to wait for them). The search itself treats such devices as upstream does, so the
+refusal comes exactly when upstream would have picked one.
 
 Errors upstream's allocator returns (a selector that does not compile or evaluate, a constraint an ``All``
 request cannot meet, ...) raise :class:`AllocationError` with upstream's text, CEL errors wrapped as upstream
@@ -25,6 +26,7 @@ wraps them (``claim ns/c: selector #0: CEL runtime error: ...``).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -44,6 +46,7 @@ from ..model.dra import (
     ResourceSlice,
     node_matches,
 )
+from ..model.quantity import format_quantity
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 
@@ -220,7 +223,7 @@ def _same_value(a: DeviceAttribute, b: DeviceAttribute) -> bool:
 class _Constraint:
     def __init__(self, spec: DeviceConstraint) -> None:
         self.requests = frozenset(spec.requests)
-        self.attribute = spec.match_attribute or spec.distinct_attribute or ""
+        self.attribute = spec.match_attribute
         self.num_devices = 0
 
     def applies(self, request: str, sub_request: str) -> bool:
@@ -256,35 +259,6 @@ class MatchAttributeConstraint(_Constraint):
 
     def remove(self, request: str, sub_request: str, device: Device) -> None:
         if self.applies(request, sub_request):
-            self.num_devices -= 1
-
-
-class DistinctAttributeConstraint(_Constraint):
-    """``distinctAttributeConstraint``: no two devices share the value (kept per request name, as upstream)."""
-
-    def __init__(self, spec: DeviceConstraint) -> None:
-        super().__init__(spec)
-        self.values: dict[str, DeviceAttribute] = {}
-
-    def add(self, request: str, sub_request: str, device: Device) -> bool:
-        if not self.applies(request, sub_request):
-            return True
-        attribute = lookup_attribute(device, self.attribute)
-        if attribute is None:
-            return False
-        if self.num_devices == 0:
-            self.values[request] = attribute
-            self.num_devices = 1
-            return True
-        if any(_same_value(attribute, v) for v in self.values.values()):
-            return False
-        self.values[request] = attribute
-        self.num_devices += 1
-        return True
-
-    def remove(self, request: str, sub_request: str, device: Device) -> None:
-        if self.applies(request, sub_request):
-            self.values.pop(request, None)
             self.num_devices -= 1
 
 
@@ -341,19 +315,22 @@ def _violates_policy(value: Fraction, device: Device, name: str) -> bool:
     return False
 
 
-def request_fits_capacity(request: RequestSpec, device: Device, allocating: Mapping[str, Fraction]) -> bool | None:
-    """``CmpRequestOverCapacity`` with nothing consumed by earlier allocations; None when the request names a
-    capacity the device does not have (upstream's error: the device is skipped)."""
+def request_fits_capacity(request: RequestSpec, device: Device, allocating: Mapping[str, Fraction],
+                          allocated: Mapping[str, Fraction] | None = None) -> bool | None:
+    """``CmpRequestOverCapacity``: what the request consumes of each capacity, plus what the device's shares
+    consume already (``allocated``) and what this allocation takes of it so far (``allocating``), within the
+    capacity; None when the request names a capacity the device does not have (upstream's error: the device is
+    skipped)."""
+    allocated = allocated or {}
     requested = request.capacity or {}
-    if any(device.driver + "/" + n not in device.capacity if "/" not in n else n not in device.capacity
-           for n in requested):
-        return None
     qualified = {n if "/" in n else f"{device.driver}/{n}": q for n, q in requested.items()}
+    if any(n not in device.capacity for n in qualified):
+        return None
     for name, value in device.capacity.items():
         consumed = _consumed(qualified.get(name), device, name)
         if _violates_policy(consumed, device, name):
             return False
-        total = consumed + allocating.get(name, Fraction(0))
+        total = allocated.get(name, Fraction(0)) + consumed + allocating.get(name, Fraction(0))
         if total > value:
             return False
     return True
@@ -383,6 +360,8 @@ class DeviceResult:
     device: Device
     slice: ResourceSlice
     spec: RequestSpec
+    share_id: str = ""  # a share of a device that allows multiple allocations
+    consumed: Mapping[str, Fraction] | None = None  # the capacity the share consumes (qualified names)
 
     @property
     def admin_access(self) -> bool:
@@ -398,10 +377,18 @@ class Allocator:
         slices: Sequence[ResourceSlice],
         allocated: frozenset[DeviceID] | set[DeviceID],
         compiler: Compiler | None = None,
+        shared: frozenset[DeviceID] = frozenset(),
+        consumed: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
+        pool_cache: dict[str, Any] | None = None,
     ) -> None:
         self.classes = classes
         self.all_slices = slices
-        self.allocated = allocated
+        self.allocated = allocated  # AllocatedDevices: held for one claim each
+        self.shared = shared  # AllocatedSharedDeviceIDs' devices
+        self.consumed: Mapping[DeviceID, Mapping[str, Fraction]] = consumed or {}  # AggregatedCapacity
+        # node name -> (its labels, its pools): the pools depend on the slices and the node only, so a cache that
+        # lives as long as the slices (ClusterState.dra_slice_cache) serves every pod
+        self.pool_cache = pool_cache if pool_cache is not None else {}
         self.cel = compiler or default_environment()
         self.slices_on_node: dict[str, list[ResourceSlice]] = {}
         self.slices_shared: list[ResourceSlice] = []
@@ -412,6 +399,16 @@ class Allocator:
                 self.slices_on_node.setdefault(s.node_name, []).append(s)
         self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}  # by pool name, as upstream
         self.num_allocate_one = 0
+
+    def pools_for(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
+        """``GatherPools`` for the node (kept per node while its labels are the same)."""
+        kept = self.pool_cache.get(node_name)
+        if kept is not None and kept[0] == labels:
+            return kept[1]
+        slices = self.slices_on_node.get(node_name, []) + self.slices_shared
+        pools = gather_pools(slices, node_name, labels, self.all_slices)
+        self.pool_cache[node_name] = (dict(labels), pools)
+        return pools
 
     def allocate(self, node_name: str, labels: Mapping[str, str],
                  claims: Sequence[ResourceClaim]) -> list[list[DeviceResult]] | None:
@@ -442,9 +439,7 @@ class _Run:
         self.pools: list[Pool] = []
 
     def run(self) -> list[list[DeviceResult]] | None:
-        a = self.a
-        slices_for_node = a.slices_on_node.get(self.node_name, []) + a.slices_shared
-        self.pools = gather_pools(slices_for_node, self.node_name, self.labels, a.all_slices)
+        self.pools = self.a.pools_for(self.node_name, self.labels)
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, request in enumerate(claim.spec.requests):
@@ -465,13 +460,12 @@ class _Run:
                                       f"claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
             constraints = []
             for spec in claim.spec.constraints:
-                constraints.append(MatchAttributeConstraint(spec) if spec.match_attribute
-                                   else DistinctAttributeConstraint(spec))
+                constraints.append(MatchAttributeConstraint(spec))
             self.constraints.append(constraints)
         try:
             done = self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))
-        except _MaxSizeExceeded:
-            done = False
+        except _MaxSizeExceeded:  # reached the top: upstream returns the sentinel as Allocate's error
+            raise AllocationError("allocation max size exceeded") from None
         if not done:
             for pool in self.pools:
                 if pool.invalid:
@@ -483,17 +477,13 @@ class _Run:
                     raise UnsupportedDRAFeature(
                         f"device {'/'.join(r.device_id)} has binding conditions (DRADeviceBindingConditions): "
                         "allocating it is not supported by this scheduler")
-                if r.device.allow_multiple_allocations:
-                    raise UnsupportedDRAFeature(
-                        f"device {'/'.join(r.device_id)} allows multiple allocations (DRAConsumableCapacity): "
-                        "allocating it is not supported by this scheduler")
         return self.result
 
     # -- validation -------------------------------------------------------------------------------------------
     def _validate_request(self, ci: int, key: tuple[int, int, int], request: RequestSpec,
                           parent: str | None) -> _RequestData:
         claim = self.claims[ci]
-        name = request.name if parent is None else request.name
+        name = request.name  # upstream's request.name(): the subrequest's own name for a subrequest
         device_class = self.a.classes.get(request.device_class_name)
         if device_class is None:
             raise AllocationError(
@@ -516,7 +506,7 @@ class _Run:
                     device_id = (s.driver, s.pool, device.name)
                     if not self._selectable(key, data, s, device, device_id):
                         continue
-                    if not request_fits_capacity(data.request, device, self.allocating_capacity.get(device_id, {})):
+                    if not self._fits_capacity(data.request, device, device_id):
                         continue
                     data.all_devices.append((device_id, device, s, pool))
         data.num_devices = len(data.all_devices)
@@ -593,7 +583,7 @@ class _Run:
                         continue
                     if not self._selectable(key, data, s, device, device_id):
                         continue
-                    if request_fits_capacity(request, device, self.allocating_capacity.get(device_id, {})) is not True:
+                    if self._fits_capacity(request, device, device_id) is not True:
                         continue
                     undo = self._allocate_device(ci, key, data, device_id, device, s, pool, must=False)
                     if undo is None:
@@ -607,6 +597,10 @@ class _Run:
                         return True
                     undo()
         return False
+
+    def _fits_capacity(self, request: RequestSpec, device: Device, device_id: DeviceID) -> bool | None:
+        return request_fits_capacity(request, device, self.allocating_capacity.get(device_id, {}),
+                                     self.a.consumed.get(device_id))
 
     def _in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.a.allocated or bool(self.allocating.get(device_id))
@@ -655,7 +649,7 @@ class _Run:
             return None
         if not admin and self._in_use(device_id):
             return None
-        skip_counters = multi and device_id in self.allocating_capacity
+        skip_counters = multi and (device_id in self.a.consumed or device_id in self.allocating_capacity)
         counters_reserved = False
         if not skip_counters and device.consumes_counters:
             if not self._check_counters(device, pool):
@@ -688,12 +682,15 @@ class _Run:
         if not multi:
             self.allocating.setdefault(device_id, set()).add(ci)
             undo_steps.append(lambda: self.allocating[device_id].discard(ci))
-        fits = request_fits_capacity(request, device, self.allocating_capacity.get(device_id, {}))
+        fits = self._fits_capacity(request, device, device_id)
         if fits is not True:
             rollback()
             return None
+        consumed: dict[str, Fraction] | None = None
+        share_id = ""
         if multi:
             consumed = {name: _consumed(_requested(request, device, name), device, name) for name in device.capacity}
+            share_id = share_id_of(self.claims[ci], data.request_name, device_id, len(self.result[ci]))
             existed = device_id in self.allocating_capacity
             entry = self.allocating_capacity.setdefault(device_id, {})
             for name, q in consumed.items():
@@ -706,8 +703,9 @@ class _Run:
                 if not existed and all(v == 0 for v in e.values()):
                     del self.allocating_capacity[device_id]
             undo_steps.append(release)
+
         results = self.result[ci]
-        results.append(DeviceResult(data.request_name, device_id, device, s, request))
+        results.append(DeviceResult(data.request_name, device_id, device, s, request, share_id, consumed or None))
         undo_steps.append(results.pop)
         return rollback
 
@@ -719,7 +717,9 @@ class _Run:
             for slices in (pool.slices, pool.slices_not_targeting):
                 for s in slices:
                     for d in s.devices:
-                        if (s.driver, s.pool, d.name) not in self.a.allocated:
+                        device_id = (s.driver, s.pool, d.name)
+                        if not (device_id in self.a.allocated or device_id in self.a.shared
+                                or device_id in self.a.consumed):  # IsDeviceAllocated
                             continue
                         for set_name, counters in d.consumes_counters:
                             target = available.get(set_name, {})
@@ -745,6 +745,12 @@ class _Run:
         for set_name, counters in device.consumes_counters:
             for name, value in counters.items():
                 consumed[set_name][name] -= value
+
+
+def share_id_of(claim: ResourceClaim, request: str, device_id: DeviceID, index: int) -> str:
+    """A share's ID (``GenerateShareID``): upstream draws a random UUID; this engine has no randomness, so the UUID
+    is derived from the claim, the request, the device and the result's place, unique wherever upstream's is."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"dra-share:{claim.uid or claim.ref}/{request}/{'/'.join(device_id)}/{index}"))
 
 
 def _requested(request: RequestSpec, device: Device, name: str) -> Fraction | None:
@@ -774,6 +780,11 @@ def allocation_result(classes: Mapping[str, DeviceClass], claim: ResourceClaim, 
             entry["adminAccess"] = True
         if r.spec.raw_tolerations:
             entry["tolerations"] = [dict(t) for t in r.spec.raw_tolerations]
+        if r.share_id:
+            entry["shareID"] = r.share_id
+        if r.consumed:
+            names = r.device.capacity_names
+            entry["consumedCapacity"] = {names.get(k, k): format_quantity(v) for k, v in r.consumed.items()}
         results.append(entry)
     config: list[dict[str, Any]] = []
     chosen: dict[str, str] = {}  # request name -> the request or request/subrequest it was satisfied by
@@ -818,13 +829,13 @@ def allocation_result(classes: Mapping[str, DeviceClass], claim: ResourceClaim, 
     allocation: dict[str, Any] = {"devices": {"results": results}}
     if config:
         allocation["devices"]["config"] = config
-    selector = node_selector(devices, node_name)
+    selector = node_selector(devices, node_name, claim.name)
     if selector is not None:
         allocation["nodeSelector"] = selector
     return allocation
 
 
-def node_selector(devices: Sequence[DeviceResult], node_name: str) -> dict[str, Any] | None:
+def node_selector(devices: Sequence[DeviceResult], node_name: str, claim_name: str = "") -> dict[str, Any] | None:
     """``createNodeSelector``: the node itself when a device is local to it, else the slices' selectors
     merged into one term, else None (available everywhere)."""
     fields: list[dict[str, Any]] = []
@@ -843,8 +854,8 @@ def node_selector(devices: Sequence[DeviceResult], node_name: str) -> dict[str, 
                 _merge(terms[0].get("matchFields") or [], fields)
                 _merge(terms[0].get("matchExpressions") or [], expressions)
             elif len(terms) > 1:
-                raise AllocationError(f"create NodeSelector for claim: unsupported ResourceSlice.NodeSelector with "
-                                      f"{len(terms)} terms")
+                raise AllocationError(f"create NodeSelector for claim {claim_name}: unsupported "
+                                      f"ResourceSlice.NodeSelector with {len(terms)} terms")
     if not fields and not expressions:
         return None
     term: dict[str, Any] = {}

@@ -38,9 +38,16 @@ class PodClaims:
     reservations: tuple[ClaimReservation, ...]
 
 
+def consumer_uid(pod: Pod) -> str:
+    """The UID the pod is reserved under: its own (an API server's pods always have one); offline, a manifest's
+    pod without one is known by its key (``namespace/name``), which the API server would refuse as a UID but
+    which names it uniquely in a snapshot."""
+    return pod.uid or pod.key
+
+
 def pod_reference(pod: Pod) -> dict[str, str]:
     """The pod's ``ResourceClaimConsumerReference`` (core group: no apiGroup)."""
-    return {"resource": "pods", "name": pod.name, "uid": pod.uid}
+    return {"resource": "pods", "name": pod.name, "uid": consumer_uid(pod)}
 
 
 def reserved_claim_raw(reservation: ClaimReservation, pod: Pod) -> dict[str, Any]:
@@ -56,7 +63,7 @@ def reserved_claim_raw(reservation: ClaimReservation, pod: Pod) -> dict[str, Any
         meta["finalizers"] = finalizers
         status["allocation"] = copy.deepcopy(reservation.allocation)
     reserved = list(status.get("reservedFor") or [])
-    if not any(r.get("uid") == pod.uid for r in reserved):
+    if not any(r.get("uid") == consumer_uid(pod) for r in reserved):
         reserved.append(pod_reference(pod))
     status["reservedFor"] = reserved
     return raw
@@ -85,17 +92,16 @@ def release_pod_claims(cluster: ClusterState, pod: Pod) -> None:
     """Offline, after ``pod`` is deleted (a preemption's victim): what the resourceclaim controller does. A claim
     made for the pod (the pod controls it) is deleted; any other claim loses the pod from ``reservedFor``, and
     one reserved for nobody any more is deallocated. Either way its devices are free again."""
-    if not pod.uid:
-        return
+    uid = consumer_uid(pod)
     for claim in list(cluster.iter_resource_claims()):
-        if claim.controller_uid == pod.uid:
+        if pod.uid and claim.controller_uid == pod.uid:
             cluster.remove_resource_claim(claim.namespace, claim.name)
             continue
-        if not claim.reserved_for_uid(pod.uid):
+        if not claim.reserved_for_uid(uid):
             continue
         raw = copy.deepcopy(claim.raw)
         status = raw.setdefault("status", {})
-        status["reservedFor"] = [r for r in status.get("reservedFor") or [] if r.get("uid") != pod.uid]
+        status["reservedFor"] = [r for r in status.get("reservedFor") or [] if r.get("uid") != uid]
         if not status["reservedFor"]:
             del status["reservedFor"]
             status.pop("allocation", None)

@@ -95,8 +95,8 @@ PREDICATES: dict[str, Rule] = {
         APPROXIMATE, _filter("DynamicResources"),
         "DynamicResources: a pod's ResourceClaims are allocated from the ResourceSlices as 1.36's structured "
         "allocator picks the devices and reserved for it, the pod fitting only where that succeeds, as this "
-        "engine decides under --rules cluster; where an allocation would need a device with binding conditions, "
-        "a device shared by several allocations or an extended resource backed by a DeviceClass, this engine "
+        "engine decides under --rules cluster; where an allocation would need a device with binding conditions "
+        "or an extended resource backed by a DeviceClass, this engine "
         "refuses the pod by name and v1 allocates it; v1's PostFilter also deallocates a claim that blocks the "
         "pod"),
 }

@@ -134,6 +134,7 @@ class Device:
     binds_to_node: bool = False
     allow_multiple_allocations: bool = False
     node_selector_raw: dict | None = field(default=None, compare=False, repr=False)
+    capacity_names: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # qualified -> as written
     raw_taints: tuple[dict, ...] = field(default=(), compare=False, repr=False)
     #: Unique per parsed device: the key CEL results are cached under (a replaced slice has new devices).
     serial: int = field(default_factory=lambda: next(_SERIALS), compare=False, repr=False)
@@ -302,6 +303,7 @@ def _parse_device(obj: str, path: str, raw: dict[str, Any], driver: str, per_dev
         bool_field(obj, f"{path}.bindsToNode", raw.get("bindsToNode")),
         multi,
         raw.get("nodeSelector"),
+        {qualify(driver, k): k for k in obj_field(obj, f"{path}.capacity", raw.get("capacity"))},
         tuple(obj_list_field(obj, f"{path}.taints", raw.get("taints"))),
     )
 
@@ -465,8 +467,7 @@ class DeviceRequest:
 @dataclass(frozen=True, slots=True)
 class DeviceConstraint:
     requests: tuple[str, ...]
-    match_attribute: str | None = None
-    distinct_attribute: str | None = None
+    match_attribute: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,7 +486,8 @@ class AllocatedDevice:
     pool: str
     device: str
     admin_access: bool = False
-    share_id: str = ""
+    share_id: str = ""  # set: one of several allocations of a device that allows them (consumable capacity)
+    consumed_capacity: Mapping[str, Fraction] = field(default_factory=dict)  # qualified names
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -597,8 +599,7 @@ def parse_claim_spec(obj: str, path: str, raw: Any) -> ClaimSpec:
             raise _invalid(obj, f"{cpath}.matchAttribute", text,
                            "a fully qualified name must be a domain and a name separated by a slash")
         _check_qualified_name(obj, f"{cpath}.matchAttribute", text)
-        distinct = None
-        constraints.append(DeviceConstraint(reqs, match, distinct))
+        constraints.append(DeviceConstraint(reqs, text))
     config = tuple(obj_list_field(obj, f"{path}.devices.config", devices.get("config")))
     return ClaimSpec(tuple(requests), tuple(constraints), config)
 
@@ -664,7 +665,10 @@ class ResourceClaim:
                         raise _required(obj, f"{rpath}.{key}")
                     values.append(v)
                 admin = bool_field(obj, f"{rpath}.adminAccess", r.get("adminAccess"))
-                results.append(AllocatedDevice(*values, admin, str_field(obj, f"{rpath}.shareID", r.get("shareID"))))
+                consumed = {qualify(values[1], k): _quantity(obj, f"{rpath}.consumedCapacity[{k}]", q)
+                            for k, q in obj_field(obj, f"{rpath}.consumedCapacity", r.get("consumedCapacity")).items()}
+                results.append(AllocatedDevice(*values, admin, str_field(obj, f"{rpath}.shareID", r.get("shareID")),
+                                               consumed))
             selector = _parse_node_selector(obj, "status.allocation.nodeSelector", allocation.get("nodeSelector"))
         reserved = []
         for i, r in enumerate(obj_list_field(obj, "status.reservedFor", status.get("reservedFor"))):

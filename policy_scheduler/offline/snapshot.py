@@ -482,7 +482,9 @@ def check_cel_selectors(what: str, obj: Any) -> None:
             cel.compile(expression)
         except cel.compile_error as e:
             message = getattr(e, "message", None) or str(e)
-            raise ObjectError(what, path, f"Invalid value: {json.dumps(expression)}: {message}") from None
+            # CEL's message may go on with the expression and a caret under the error: one line here.
+            first = message.splitlines()[0] if message else message
+            raise ObjectError(what, path, f"Invalid value: {json.dumps(expression)}: {first}") from None
 
 
 def _missing_or_wrong(value: Any) -> str:

@@ -68,11 +68,11 @@ class PodState:
     """Upstream's ``stateData`` for one pod and one state of the cluster's DRA objects."""
 
     reason: str | None = None  # PreFilter: unschedulable on every node
-    error: str | None = None  # PreFilter: the attempt fails
     claims: list[ResourceClaim] = field(default_factory=list)  # in the pod's order
     to_allocate: list[ResourceClaim] = field(default_factory=list)
     allocator: Allocator | None = None
-    nodes: dict[str, tuple[list[str], list[list[DeviceResult]] | None]] = field(default_factory=dict)
+    # node name -> (the Node object it was decided for, reasons, solution): a relabelled node is a new object
+    nodes: dict[str, tuple[Any, list[str], list[list[DeviceResult]] | None]] = field(default_factory=dict)
 
     @property
     def has_claims(self) -> bool:
@@ -161,8 +161,10 @@ class DynamicResourcesChecker:
         state.claims = claims
         state.to_allocate = [c for c in claims if not c.allocated]
         if state.to_allocate:
-            state.allocator = Allocator(cluster.device_classes, cluster.slice_list(), cluster.allocated_devices(),
-                                        self.compiler)
+            allocated = cluster.allocated_state()
+            state.allocator = Allocator(cluster.device_classes, cluster.slice_list(), allocated.dedicated,
+                                        self.compiler, allocated.shared, allocated.consumed,
+                                        cluster.dra_slice_cache.setdefault("pools", {}))
         return state
 
     # -- Filter ---------------------------------------------------------------------------------------------
@@ -173,16 +175,14 @@ class DynamicResourcesChecker:
     def filter(self, pod: Pod, node_info: NodeInfo | None) -> tuple[list[str], list[list[DeviceResult]] | None]:
         """The node's reasons and, where the claims fit, the devices for each claim to allocate."""
         state = self.state(pod)
-        if state.error is not None:
-            raise PredicateError(state.error)
         if state.reason is not None:
             return [PreFilterReason(state.reason)], None
         if not state.claims:
             return [], None
         node = require_node(node_info)
         kept = state.nodes.get(node.name)
-        if kept is not None:
-            return kept
+        if kept is not None and kept[0] is node:
+            return kept[1], kept[2]
         unavailable = False
         for claim in state.claims:
             selector = claim.allocation_node_selector
@@ -196,16 +196,16 @@ class DynamicResourcesChecker:
                 raise UnsupportedDRAFeatureError(e.message) from None
             except InvalidPoolsError as e:
                 result: tuple[list[str], Any] = ([UnresolvableReason(e.message)], None)
-                state.nodes[node.name] = result
+                state.nodes[node.name] = (node, *result)
                 return result
             except AllocationError as e:
                 raise PredicateError(e.message) from None
             if solution is None:
                 result = ([UnresolvableReason(ERR_CANNOT_ALLOCATE)], None)
-                state.nodes[node.name] = result
+                state.nodes[node.name] = (node, *result)
                 return result
         result = ([UnresolvableReason(ERR_NOT_AVAILABLE)], None) if unavailable else ([], solution)
-        state.nodes[node.name] = result
+        state.nodes[node.name] = (node, *result)
         return result
 
     # -- Reserve --------------------------------------------------------------------------------------------

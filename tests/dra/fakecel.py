@@ -29,10 +29,15 @@ class FakeRuntimeError(FakeCELError):
 
 
 class _Quantity(Fraction):
-    """A quantity value in CEL: comparable, with ``compareTo`` (DRA's quantity library)."""
+    """A quantity value in CEL: compared only through ``compareTo`` (DRA's quantity library has no ``<``)."""
 
     def compareTo(self, other: Fraction) -> int:  # noqa: N802 - CEL's name
-        return (self > other) - (self < other)
+        return (Fraction(self) > Fraction(other)) - (Fraction(self) < Fraction(other))
+
+    def _no_overload(self, other: object) -> bool:
+        raise FakeRuntimeError("found no matching overload for comparing kubernetes.Quantity values")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _no_overload
 
 
 def quantity(text: str) -> _Quantity:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from policy_scheduler.dra import allocator as dra_allocator
 from policy_scheduler.dra.allocator import Allocator, gather_pools
 from policy_scheduler.model.dra import DeviceClass, ResourceClaim, ResourceSlice
 from tests.dra.builders import (
@@ -30,7 +31,6 @@ from tests.dra.builders import (
     request,
     sub_request,
 )
-from tests.dra.fakecel import fake_cel
 
 NODE = "node-1"
 DRIVERS = ("driver-a", "driver-b")
@@ -144,12 +144,9 @@ def node_devices(slices: list[ResourceSlice], allocated: frozenset) -> tuple[lis
 
 
 def selected(spec: Any, device: Any, class_map: dict) -> bool:
-    """The class's and the request's selectors (evaluated by the same CEL stand-in: the search is under test)."""
-    cel, _ = CEL
+    """The class's and the request's selectors (evaluated by the same CEL: the search is under test)."""
+    cel = dra_allocator.default_environment()
     return all(cel.compile(e).matches(device) for e in (*class_map[spec.device_class_name].selectors, *spec.selectors))
-
-
-CEL = fake_cel()
 
 
 def alternatives(claim_: ResourceClaim, devices: list, class_map: dict) -> list[list[tuple[str, Any, list]]]:
@@ -233,7 +230,7 @@ def test_the_allocator_finds_upstreams_first_allocation(seed):
     claims = random_claims(rng)
     class_map = classes()
     expected = brute_force(claims, slices, allocated, class_map)
-    cel, _ = fake_cel()
+    cel = dra_allocator.default_environment()  # the real CEL where it is, else the stand-in (conftest)
     try:
         solution = Allocator(class_map, slices, allocated, cel).allocate(NODE, {}, claims)
     except Exception as e:  # pragma: no cover - reported with the case

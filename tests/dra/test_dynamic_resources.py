@@ -204,15 +204,22 @@ def test_a_cel_runtime_error_fails_the_attempt_with_upstreams_wrapping(cluster):
     assert decision.error == "class gpu: selector #0: CEL runtime error: no such key: memory"
 
 
-def test_binding_conditions_multiple_allocations_and_extended_resources_are_refused_by_name(cluster):
+def test_binding_conditions_and_extended_resources_are_refused_by_name_shared_devices_are_shared(cluster):
     cluster.add_resource_slice(gpus("n2", "gpu-0", bindingConditions=["attached"]))
     cluster.add_resource_claim(gpu_claim("c"))
     refused = decide(cluster, dra_pod())
     assert refused.unschedulable and refused.error == (
         "device gpu.example.com/n2/gpu-0 has binding conditions (DRADeviceBindingConditions): allocating it is not "
         "supported by this scheduler")
-    cluster.add_resource_slice(gpus("n2", "gpu-0", allowMultipleAllocations=True))
-    assert "allows multiple allocations (DRAConsumableCapacity)" in decide(cluster, dra_pod()).error
+    cluster.add_resource_slice(gpus("n2", "gpu-0", allowMultipleAllocations=True,
+                                    capacity={"memory": {"value": "16Gi", "requestPolicy": {
+                                        "default": "4Gi", "validRange": {"min": "1Gi", "step": "1Gi"}}}}))
+    shared = [decide(cluster, dra_pod(name, claim=name, cpu="100m")) for name in ("s1", "s2", "s3", "s4", "s5")
+              if cluster.add_resource_claim(gpu_claim(name)) is None]
+    results = [d.claims.reservations[0].allocation["devices"]["results"][0] for d in shared[:4]]
+    assert [r["consumedCapacity"] for r in results] == [{"memory": str(4 * 2**30)}] * 4  # the policy's default
+    assert len({r["shareID"] for r in results}) == 4 and cluster.allocated_devices() == set()
+    assert shared[4].error == "0/2 nodes are available: 2 cannot allocate all claims."  # 16Gi consumed
     cluster.add_device_class(gpu_class("gpu", extendedResourceName="example.com/gpu"))
     raw = {"metadata": {"name": "x", "namespace": "ns"}, "spec": {"containers": [
         {"name": "c", "resources": {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}]}}
@@ -317,3 +324,71 @@ def test_assume_and_revert_leave_the_api_objects_alone(cluster):
     assert not cluster.get_resource_claim("ns", "c").allocated
     with pytest.raises(SchedulingError, match="claim allocation not found for node: cannot allocate all claims"):
         checker.reserve(pod, cluster.node_infos["n1"])
+
+
+def test_a_refusal_comes_only_when_upstream_would_pick_the_device(cluster):
+    """Upstream sorts pools whose devices have binding conditions after the others: a free device elsewhere is
+    picked first, and nothing is refused."""
+    cluster.add_resource_slice(ResourceSlice.from_dict({"metadata": {"name": "n2-bound"}, "spec": {
+        "driver": DRIVER, "nodeName": "n2", "pool": {"name": "a-bound", "generation": 1, "resourceSliceCount": 1},
+        "devices": [{"name": "b-0", "bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}]}}))
+    cluster.add_resource_claim(gpu_claim("c"))
+    decision = decide(cluster, dra_pod())
+    assert decision.host == "n2"
+    assert decision.claims.reservations[0].allocation["devices"]["results"][0]["pool"] == "n2"
+    revert_pod_claims(cluster, decision.claims)
+    cluster.add_resource_claim(gpu_claim("c3", count=3))  # now the bound device is needed too
+    refused = decide(cluster, dra_pod("q", claim="c3"))
+    assert refused.unschedulable and "has binding conditions (DRADeviceBindingConditions)" in refused.error
+
+
+def test_the_api_object_clears_an_assumed_claim_once_it_carries_an_allocation(cluster):
+    cluster.add_resource_claim(gpu_claim("c"))
+    decision = decide(cluster, dra_pod())
+    assert ("ns", "c") in cluster.assumed_resource_claims
+    cluster.add_resource_claim(gpu_claim("c"))  # an unrelated update, not yet the scheduler's write
+    assert ("ns", "c") in cluster.assumed_resource_claims and cluster.get_resource_claim("ns", "c").allocated
+    written = decision.claims.reservations[0].allocation
+    cluster.add_resource_claim(gpu_claim("c", allocation=written,
+                                         reservedFor=[{"resource": "pods", "name": "p", "uid": "uid-p"}]))
+    assert not cluster.assumed_resource_claims
+    assert cluster.allocated_devices() == {(DRIVER, "n2", "gpu-0")}
+    cluster.remove_resource_claim("ns", "c")
+    assert cluster.allocated_devices() == set()
+
+
+def test_shares_of_a_device_are_kept_apart_from_dedicated_devices(cluster):
+    """Upstream's tracker: a result with a shareID is a share (its consumed capacity summed per device), not a
+    device held for one claim; admin-access results count as neither."""
+    allocation = {"devices": {"results": [
+        {"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-0", "shareID": "s-1",
+         "consumedCapacity": {"memory": "10Gi"}},
+        {"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-0", "shareID": "s-2",
+         "consumedCapacity": {"memory": "6Gi"}},
+        {"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-1"},
+        {"request": "gpu", "driver": DRIVER, "pool": "n3", "device": "gpu-9", "adminAccess": True}]}}
+    cluster.add_resource_claim(gpu_claim("c", allocation=allocation))
+    state = cluster.allocated_state()
+    assert state.dedicated == {(DRIVER, "n2", "gpu-1")} == cluster.allocated_devices()
+    assert state.shared == {(DRIVER, "n2", "gpu-0")}
+    assert state.consumed == {(DRIVER, "n2", "gpu-0"): {f"{DRIVER}/memory": 16 * 2**30}}
+
+
+def test_a_relabelled_node_is_decided_again(cluster):
+    """A network-attached slice selects nodes by label: the verdict kept for a node holds only for that Node
+    object (a relabelled node is a new one), not for the DRA objects alone."""
+    cluster.add_resource_slice(ResourceSlice.from_dict({"metadata": {"name": "net"}, "spec": {
+        "driver": DRIVER, "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "rack", "operator": "In", "values": ["r1"]}]}]},
+        "pool": {"name": "net", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "nic-0"}]}}))
+    cluster.remove_resource_slice("n2-gpus")
+    cluster.add_resource_claim(gpu_claim("c"))
+    scheduler = create(cluster=cluster)
+    pod = Pod(dra_pod())
+    with pytest.raises(FitError, match="2 cannot allocate all claims"):
+        scheduler.schedule(pod)
+    cluster.add_node(node("n1", rack="r1"))
+    assert scheduler.schedule(pod) == "n1"
+    claims = DynamicResourcesChecker(cluster).reserve(pod, cluster.node_infos["n1"])
+    assert claims.reservations[0].allocation["nodeSelector"] == {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "rack", "operator": "In", "values": ["r1"]}]}]}
