@@ -330,7 +330,7 @@ class Selector:
         ):
             raise CELRuntimeError("operation cancelled: actual cost limit exceeded")
         activation = _activation(values)
-        tried: set[str] = set()
+        learnt: set[str] = set()
         attributes, capacity = values.attributes, values.capacity
         while True:
             try:
@@ -345,26 +345,26 @@ class Selector:
                 raise CELRuntimeError(_not_bool(type_name))
             message = _runtime_message(str(result.value()))
             missing = message[len("no such key: ") :] if message.startswith("no such key: ") else None
-            if missing is None or missing in tried:
+            if missing is None:
                 raise CELRuntimeError(message)
-            tried.add(missing)
-            if missing not in _lookup_domains:
-                # A domain looked up with a computed key (``device.attributes[device.driver]``): the lookup
-                # maps learn it, and the evaluation runs again. (A missing attribute id learnt this way is
-                # harmless: an empty domain of that name is only ever seen by lookups.)
-                _add_lookup_domains({missing})
-                activation = _activation(values)
-                continue
-            if self._aliased and (missing not in attributes or missing not in capacity):
+            if missing not in _lookup_domains and missing not in learnt:
+                # Perhaps a domain looked up with a computed key (``device.attributes[device.driver]``): this
+                # evaluation's lookup maps learn it and it runs again. (If it was a missing attribute id, the
+                # empty domain of that name is only ever seen by lookups: the same error comes back.)
+                learnt.add(missing)
+            elif self._aliased and (missing not in attributes or missing not in capacity):
                 # A lookup through a name bound to an outer map reads the real map: give it the domain too
                 # (docs/dra-cel.md: ``in``/``size``/iteration through that name then see it).
                 attributes = {missing: {}, **attributes}
                 capacity = {missing: {}, **capacity}
+            else:
+                raise CELRuntimeError(message)
+            try:
                 activation = _environment().Activation(
-                    _variables(values.driver, values.multiple, attributes, capacity)
+                    _variables(values.driver, values.multiple, attributes, capacity, learnt)
                 )
-                continue
-            raise CELRuntimeError(message)
+            except (RuntimeError, TypeError, ValueError, OverflowError) as error:
+                raise CELRuntimeError(f"unsupported attribute value: {error}") from None
 
 
 _BOOL = cel_env.T.BOOL
@@ -383,10 +383,16 @@ class _DeviceValues:
     version: int = -1
 
 
-def _variables(driver: str, multiple: bool, attributes: dict[str, Any], capacity: dict[str, Any]) -> dict[str, Any]:
+def _variables(
+    driver: str,
+    multiple: bool,
+    attributes: dict[str, Any],
+    capacity: dict[str, Any],
+    learnt: set[str] = frozenset(),  # type: ignore[assignment]
+) -> dict[str, Any]:
     attributes_lookup = dict(attributes)
     capacity_lookup = dict(capacity)
-    for domain in _lookup_domains:
+    for domain in (*_lookup_domains, *learnt):
         attributes_lookup.setdefault(domain, {})
         capacity_lookup.setdefault(domain, {})
     return {

@@ -198,7 +198,12 @@ MORE = {
         'device.attributes[device.driver + ".x"].size() == 0 && size(device.capacity) == 0', Device(), True,
     ),
     "lookup-through-a-bound-outer-map": (
-        'cel.bind(m, device.attributes, m["zz"].size() == 0)', Device(attributes=attrs(model="a100")), True,
+        'cel.bind(m, device.attributes, m["bound.example.com"].size() == 0)', Device(attributes=attrs(model="a")),
+        True,
+    ),
+    "missing-id-through-a-bound-outer-map": (
+        'cel.bind(m, device.attributes, m["dra.example.com"].nope == 1)', Device(attributes=attrs(model="a")),
+        CELRuntimeError("no such key: nope"),
     ),
     "iteration-sees-real-domains": (
         'device.attributes["zz"].size() == 0 && !device.attributes.exists(d, d == "zz")', Device(), True,
