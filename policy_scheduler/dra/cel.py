@@ -9,7 +9,8 @@ to bool or the unknown type, not int``). :meth:`Selector.matches` evaluates it f
 
 - an attribute name without a domain (``"model"``) belongs to the device's driver; a lookup of a domain the
   device has no attribute in gives an empty map (so ``device.attributes["other.io"].x`` fails with ``no such
-  key: x``, as upstream's ``mapper`` with its default value does);
+  key: x``, as upstream's ``mapper`` with its default value does) while ``in``, ``size`` and iteration see
+  the device's real domains (:mod:`policy_scheduler.dra.cel_rewrite`);
 - runtime errors carry cel-go's texts (``no such key: x``, ``no such overload: _>_(string, int)``,
   ``division by zero``, ``CEL result of type int could not be converted to bool: ...``);
 - the cost limit (``resourceapi.CELSelectorExpressionMaxCost``, 1,000,000): cel-cpp does not count cost the
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
-from policy_scheduler.dra import cel_cost, cel_env, cel_values
+from policy_scheduler.dra import cel_cost, cel_env, cel_rewrite, cel_values
 from policy_scheduler.model.dra import DeviceAttribute
 
 #: ``resourceapi.CELSelectorExpressionMaxCost``.
@@ -79,6 +80,17 @@ _env: Any = None
 _compiled: OrderedDict[str, Selector | CELCompileError] = OrderedDict()
 _results: OrderedDict[tuple[str, Hashable], bool | CELRuntimeError] = OrderedDict()
 _devices: OrderedDict[Hashable, _DeviceValues | CELRuntimeError] = OrderedDict()
+#: Every domain a compiled selector looks up (or an evaluation missed): the lookup maps hold each, empty
+#: where the device has nothing in it; bumping the version makes cached activations rebuild.
+_lookup_domains: set[str] = set()
+_lookup_version = 0
+
+
+def _add_lookup_domains(domains: set[str]) -> None:
+    global _lookup_version
+    if not domains <= _lookup_domains:
+        _lookup_domains.update(domains)
+        _lookup_version += 1
 
 
 def _environment() -> Any:
@@ -253,7 +265,7 @@ def _split(name: str, driver: str) -> tuple[str, str]:
 class Selector:
     """One compiled CEL selector; :meth:`matches` evaluates it for a device."""
 
-    __slots__ = ("expression", "max_cost", "_program", "_cost")
+    __slots__ = ("expression", "max_cost", "_program", "_cost", "_aliased")
 
     def __init__(self, expression: str) -> None:
         self.expression = expression
@@ -272,6 +284,14 @@ class Selector:
         output = _type_name(program.return_type().name())
         if output not in ("bool", "dyn") or output == "dyn" and checked.dyn_result:
             raise CELCompileError(f"must evaluate to bool or the unknown type, not {output}")
+        try:
+            lookups = cel_rewrite.rewrite(serialized)
+            if lookups.serialized is not None:
+                program = env.deserialize(lookups.serialized)
+        except (ValueError, IndexError, RecursionError, RuntimeError) as error:
+            raise CELCompileError(f"unexpected compilation error: {error}") from None
+        _add_lookup_domains(lookups.domains)
+        self._aliased = lookups.aliased
         self._program = program
         try:
             self._cost = cel_cost.CostModel(serialized)
@@ -309,8 +329,8 @@ class Selector:
             self._cost.estimate(values.attributes, values.capacity, values.driver) > COST_LIMIT
         ):
             raise CELRuntimeError("operation cancelled: actual cost limit exceeded")
-        activation = values.activation
-        padded: set[str] = set()
+        activation = _activation(values)
+        learnt: set[str] = set()
         attributes, capacity = values.attributes, values.capacity
         while True:
             try:
@@ -324,40 +344,78 @@ class Selector:
             if type_name != "error":
                 raise CELRuntimeError(_not_bool(type_name))
             message = _runtime_message(str(result.value()))
-            # Upstream's outer maps answer a lookup of an unknown domain with an empty map: when the
-            # missing key is not a domain yet, give both maps that domain (empty) and evaluate again.
             missing = message[len("no such key: ") :] if message.startswith("no such key: ") else None
-            if missing is None or missing in padded or missing in attributes and missing in capacity:
+            if missing is None:
                 raise CELRuntimeError(message)
-            padded.add(missing)
-            if missing not in attributes:
-                attributes = {**attributes, missing: {}}
-            if missing not in capacity:
-                capacity = {**capacity, missing: {}}
-            activation = _environment().Activation(_variables(values.driver, values.multiple, attributes, capacity))
+            if missing not in _lookup_domains and missing not in learnt:
+                # Perhaps a domain looked up with a computed key (``device.attributes[device.driver]``): this
+                # evaluation's lookup maps learn it and it runs again. (If it was a missing attribute id, the
+                # empty domain of that name is only ever seen by lookups: the same error comes back.)
+                learnt.add(missing)
+            elif self._aliased and (missing not in attributes or missing not in capacity):
+                # A lookup through a name bound to an outer map reads the real map: give it the domain too
+                # (docs/dra-cel.md: ``in``/``size``/iteration through that name then see it).
+                attributes = {missing: {}, **attributes}
+                capacity = {missing: {}, **capacity}
+            else:
+                raise CELRuntimeError(message)
+            try:
+                activation = _environment().Activation(
+                    _variables(values.driver, values.multiple, attributes, capacity, learnt)
+                )
+            except (RuntimeError, TypeError, ValueError, OverflowError) as error:
+                raise CELRuntimeError(f"unsupported attribute value: {error}") from None
 
 
 _BOOL = cel_env.T.BOOL
 
 
-@dataclass(frozen=True)
+@dataclass
 class _DeviceValues:
-    """A device as CEL values: the domain maps and the runtime's activation of them."""
+    """A device as CEL values: the domain maps and the runtime's activation of them (built for one version
+    of the lookup domains)."""
 
     driver: str
     multiple: bool
     attributes: dict[str, dict[str, Any]]
     capacity: dict[str, dict[str, Any]]
-    activation: Any
+    activation: Any = None
+    version: int = -1
 
 
-def _variables(driver: str, multiple: bool, attributes: dict[str, Any], capacity: dict[str, Any]) -> dict[str, Any]:
+def _variables(
+    driver: str,
+    multiple: bool,
+    attributes: dict[str, Any],
+    capacity: dict[str, Any],
+    learnt: set[str] = frozenset(),  # type: ignore[assignment]
+) -> dict[str, Any]:
+    attributes_lookup = dict(attributes)
+    capacity_lookup = dict(capacity)
+    for domain in (*_lookup_domains, *learnt):
+        attributes_lookup.setdefault(domain, {})
+        capacity_lookup.setdefault(domain, {})
     return {
         "device.driver": driver,
         "device.allowMultipleAllocations": multiple,
         "device.attributes": attributes,
         "device.capacity": capacity,
+        "device.attributes#lookup": attributes_lookup,
+        "device.capacity#lookup": capacity_lookup,
     }
+
+
+def _activation(values: _DeviceValues) -> Any:
+    """The device's activation, rebuilt when selectors have looked up new domains since it was built."""
+    if values.version != _lookup_version:
+        try:
+            values.activation = _environment().Activation(
+                _variables(values.driver, values.multiple, values.attributes, values.capacity)
+            )
+        except (RuntimeError, TypeError, ValueError, OverflowError) as error:
+            raise CELRuntimeError(f"unsupported attribute value: {error}") from None
+        values.version = _lookup_version
+    return values.activation
 
 
 def _device_values(device: CELDevice, key: Hashable | None) -> _DeviceValues:
@@ -402,9 +460,6 @@ def _convert(device: CELDevice) -> _DeviceValues:
     for name, amount in device.capacity.items():
         domain, ident = _split(name, driver)
         capacity.setdefault(domain, {})[ident] = cel_env.quantity_value(Fraction(amount))
-    multiple = bool(device.allow_multiple_allocations)
-    try:
-        activation = _environment().Activation(_variables(driver, multiple, attributes, capacity))
-    except (RuntimeError, TypeError, ValueError, OverflowError) as error:
-        raise CELRuntimeError(f"unsupported attribute value: {error}") from None
-    return _DeviceValues(driver, multiple, attributes, capacity, activation)
+    values = _DeviceValues(driver, bool(device.allow_multiple_allocations), attributes, capacity)
+    _activation(values)
+    return values

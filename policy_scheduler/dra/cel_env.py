@@ -336,6 +336,9 @@ VARIABLES = {
     "device.allowMultipleAllocations": T.BOOL,
     "device.attributes": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
     "device.capacity": T.Map(T.STRING, T.Map(T.STRING, QUANTITY)),
+    # What lookups read after :mod:`policy_scheduler.dra.cel_rewrite` (no expression can name these).
+    "device.attributes#lookup": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
+    "device.capacity#lookup": T.Map(T.STRING, T.Map(T.STRING, QUANTITY)),
 }
 
 

@@ -186,6 +186,28 @@ MORE = {
         CELRuntimeError("no such key: model"),
     ),
     "has-missing-attribute": ('has(device.attributes["dra.example.com"].model)', Device(), False),
+    # The outer maps answer a lookup of any domain (upstream's mapper.Find with a default) but ``in``, size
+    # and iteration see the device's real domains.
+    "lookup-default-does-not-add-a-domain": (
+        'size(device.attributes["zz"]) == 0 && !("zz" in device.attributes) && device.attributes.size() == 1',
+        Device(attributes=attrs(model="a100")), True,
+    ),
+    "has-on-the-outer-map-finds-any-domain": ("has(device.attributes.zz)", Device(), True),
+    "optional-select-on-the-outer-map": ("device.attributes.?zz.hasValue()", Device(), True),
+    "computed-domain": (
+        'device.attributes[device.driver + ".x"].size() == 0 && size(device.capacity) == 0', Device(), True,
+    ),
+    "lookup-through-a-bound-outer-map": (
+        'cel.bind(m, device.attributes, m["bound.example.com"].size() == 0)', Device(attributes=attrs(model="a")),
+        True,
+    ),
+    "missing-id-through-a-bound-outer-map": (
+        'cel.bind(m, device.attributes, m["dra.example.com"].nope == 1)', Device(attributes=attrs(model="a")),
+        CELRuntimeError("no such key: nope"),
+    ),
+    "iteration-sees-real-domains": (
+        'device.attributes["zz"].size() == 0 && !device.attributes.exists(d, d == "zz")', Device(), True,
+    ),
     "in-guards-a-missing-attribute": (
         '"model" in device.attributes["dra.example.com"] && device.attributes["dra.example.com"].model == "x"',
         Device(), False,
