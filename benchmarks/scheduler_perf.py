@@ -6,7 +6,7 @@ and in ``MODERN_FIELD_WORKLOADS`` SchedulingDaemonSets and upstream's ns-selecto
 preferred: nodes, init pods, measured pods, sizes at 500 and 5,000 nodes). This script runs each of them for
 **ours** (``policy-scheduler run`` of this checkout: DefaultProvider, scheduler name ``policy-scheduler-bench``,
 ``--feature-gates`` from the workload, e.g. ``PodPriority=true`` for PreemptionBasic) and the **modern**
-kube-scheduler of ``--version`` (1.26 or 1.32: the default profile under the name ``modern-scheduler-bench``),
+kube-scheduler of ``--version`` (1.26, 1.32 or 1.36: the default profile under the name ``modern-scheduler-bench``),
 each run on a fresh envtest API server of that line, both clients unthrottled (qps = burst = 5000). Every run
 starts the same way: the workload's namespaces (``sched-0``/``sched-1``; the ns-selector workloads'
 ``init-ns-<j>`` and ``measure-ns-0``, labelled ``team: devops``), its PriorityClass and DaemonSets where it
@@ -88,7 +88,7 @@ error or Ctrl-C; ``--keep`` keeps the work directory (the schedulers' and creato
 
 Options: ``--workload A,B`` (repeatable; default: all 14), ``--scale 500|5000``, ``--nodes`` (the init and
 measured pods then scale with it from the variant's, unless given too), ``--init-pods``, ``--measured-pods``,
-``--seed`` (1), ``--scheduler ours|modern|both``, ``--mode backlog|stream|both``, ``--version 1.26|1.32``,
+``--seed`` (1), ``--scheduler ours|modern|both``, ``--mode backlog|stream|both``, ``--version 1.26|1.32|1.36``,
 ``--repeat`` (1), ``--csi-limit`` (the CSINodes' count, default 39), ``--timeout`` (600 s for the measurement;
 the init pods get as long, and a run whose init pods do not all bind in it fails), ``--creators``,
 ``--creator-threads``. Ours is the daemon of this checkout (its root first on ``PYTHONPATH``); ``commit`` in
@@ -969,7 +969,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="the nodes' zones")
     parser.add_argument("--scheduler", default="both", choices=("ours", "modern", "both"))
     parser.add_argument("--mode", default="both", choices=("backlog", "stream", "both"))
-    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32"), help="envtest line (server and modern)")
+    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32", "1.36"), help="envtest line (server and modern)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--csi-limit", type=int, default=None,
                         help="the CSINodes' volume count of the volume workloads (default: upstream's 39)")
