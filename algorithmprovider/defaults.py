@@ -46,6 +46,8 @@ from policy_scheduler.predicates import (
 )
 from policy_scheduler.predicates.csi_limits import NAME as NODE_VOLUME_LIMITS
 from policy_scheduler.predicates.csi_limits import new_csi_limits_predicate
+from policy_scheduler.predicates.dynamic_resources import NAME as DYNAMIC_RESOURCES
+from policy_scheduler.predicates.dynamic_resources import new_dynamic_resources_predicate
 from policy_scheduler.predicates.node_declared_features import NAME as NODE_DECLARED_FEATURES
 from policy_scheduler.predicates.node_declared_features import new_node_declared_features_predicate
 from policy_scheduler.predicates.read_write_once_pod import NAME as READ_WRITE_ONCE_POD
@@ -67,6 +69,8 @@ from policy_scheduler.priorities import (
     new_selector_spread_priority,
     resource_limits_priority_map,
 )
+from policy_scheduler.priorities.dynamic_resources import DEFAULT_WEIGHT as DYNAMIC_RESOURCES_WEIGHT
+from policy_scheduler.priorities.dynamic_resources import new_dynamic_resources_priority
 from policy_scheduler.priorities.topology_spread import DEFAULT_WEIGHT as TOPOLOGY_SPREAD_WEIGHT
 from policy_scheduler.priorities.topology_spread import new_pod_topology_spread_priority
 from policy_scheduler.registry import REGISTRY, Registry
@@ -262,6 +266,11 @@ def register_defaults(reg: Registry) -> None:
     # NodeDeclaredFeatures (1.36): likewise for the pods that require a feature of the node.
     reg.register_fit_predicate_factory(NODE_DECLARED_FEATURES, new_node_declared_features_predicate,
                                        _node_declared_features_forms)
+    # DynamicResources (issue 45): likewise for the pods with ResourceClaims. No vectorised form: the fast path
+    # runs it node by node, and preemption is left to the reference (its reasons are unresolvable).
+    reg.register_fit_predicate_factory(DYNAMIC_RESOURCES, new_dynamic_resources_predicate)
+    reg.register_priority_config_factory(
+        DYNAMIC_RESOURCES, PriorityConfigFactory(DYNAMIC_RESOURCES_WEIGHT, function=new_dynamic_resources_priority))
     reg.register_priority_config_factory(
         POD_TOPOLOGY_SPREAD, PriorityConfigFactory(TOPOLOGY_SPREAD_WEIGHT, function=new_pod_topology_spread_priority),
         _pod_topology_spread_priority_forms,

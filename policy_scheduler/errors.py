@@ -54,6 +54,11 @@ class SchedulingError(Exception):
     """
 
 
+class RefusedPodError(SchedulingError):
+    """The pod needs something this scheduler refuses to decide (a field it does not implement, a DRA feature
+    its devices would need): unschedulable here, whatever the nodes, until that changes."""
+
+
 class PredicateError(SchedulingError):
     """A fit predicate could not decide (upstream: the predicate returned a non-nil error).
 

@@ -96,12 +96,16 @@ def pod_scoped_algorithms(
     when the algorithm does not name it: PodTopologySpread's filter for pods with a DoNotSchedule
     constraint, its score (at the registered default weight, 2) for pods with a ScheduleAnyway one;
     ReadWriteOncePod for pods with such a claim; NodeVolumeLimits (CSI attach limits) for pods with
-    volumes a CSI driver attaches; NodeDeclaredFeatures for pods that require a feature of the node. A Policy
+    volumes a CSI driver attaches; NodeDeclaredFeatures for pods that require a feature of the node;
+    DynamicResources for pods with ResourceClaims (or extended resources a DeviceClass backs), its score (weight
+    2) for pods whose claims have a ``firstAvailable`` request. A Policy
     naming one of them gets the named entry (and its weight)."""
     from .predicates.csi_limits import NAME as NODE_VOLUME_LIMITS
+    from .predicates.dynamic_resources import NAME as DYNAMIC_RESOURCES
     from .predicates.node_declared_features import NAME as NODE_DECLARED_FEATURES
     from .predicates.read_write_once_pod import NAME as READ_WRITE_ONCE_POD
     from .predicates.topology_spread import NAME, has_hard_constraints, has_soft_constraints
+    from .priorities.dynamic_resources import has_prioritized_list
 
     # name -> which pods it applies to, given the built predicate
     scoped_predicates: dict[str, Callable[[Any], Callable[[Any], bool]]] = {
@@ -109,6 +113,7 @@ def pod_scoped_algorithms(
         READ_WRITE_ONCE_POD: lambda predicate: predicate.applies,
         NODE_VOLUME_LIMITS: lambda predicate: predicate.applies,
         NODE_DECLARED_FEATURES: lambda predicate: predicate.applies,
+        DYNAMIC_RESOURCES: lambda predicate: predicate.applies,
     }
     scoped: list[PodScoped] = []
     for name, applies in scoped_predicates.items():
@@ -121,6 +126,9 @@ def pod_scoped_algorithms(
             applies=lambda pod: bool(pod.topology_spread) and has_soft_constraints(pod),
             priority=config,
         ))
+    if all(c.name != DYNAMIC_RESOURCES for c in prioritizers) and DYNAMIC_RESOURCES in reg.priorities:
+        (config,) = reg.get_priority_function_configs([DYNAMIC_RESOURCES], args)
+        scoped.append(PodScoped(applies=lambda pod: has_prioritized_list(args.cluster, pod), priority=config))
     return scoped
 
 

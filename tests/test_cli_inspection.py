@@ -37,9 +37,11 @@ def test_providers_json():
 
 def test_predicates_and_priorities_listing():
     predicates = {row["name"]: row for row in json.loads(run("predicates", "-o", "json").output)}
-    # 1.9's 17 and the modern cluster's PodTopologySpread, ReadWriteOncePod, NodeVolumeLimits, NodeDeclaredFeatures
-    assert len(predicates) == 21
-    for modern in ("PodTopologySpread", "ReadWriteOncePod", "NodeVolumeLimits", "NodeDeclaredFeatures"):
+    # 1.9's 17 and the modern cluster's PodTopologySpread, ReadWriteOncePod, NodeVolumeLimits, NodeDeclaredFeatures,
+    # DynamicResources
+    assert len(predicates) == 22
+    for modern in ("PodTopologySpread", "ReadWriteOncePod", "NodeVolumeLimits", "NodeDeclaredFeatures",
+                   "DynamicResources"):
         assert predicates[modern]["providers"] == [] and not predicates[modern]["mandatory"]
     assert predicates["CheckNodeCondition"]["mandatory"] is True
     assert predicates["PodFitsPorts"]["providers"] == []

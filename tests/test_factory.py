@@ -48,8 +48,8 @@ def test_every_registered_name_is_covered_by_a_compatibility_policy():
     """The closing check of TestCompatibility_v1_Scheduler, for 1.9's names (the modern cluster's
     PodTopologySpread has its own Policy tests in tests/core/test_topology_spread_scheduling.py, the volume
     rules ReadWriteOncePod and NodeVolumeLimits theirs in tests/predicates, NodeDeclaredFeatures in
-    tests/predicates/test_node_declared_features.py)."""
-    modern = {"PodTopologySpread", "ReadWriteOncePod", "NodeVolumeLimits", "NodeDeclaredFeatures"}
+    tests/predicates/test_node_declared_features.py, DynamicResources in tests/dra)."""
+    modern = {"PodTopologySpread", "ReadWriteOncePod", "NodeVolumeLimits", "NodeDeclaredFeatures", "DynamicResources"}
     predicates = {p["name"] for c in CASES for p in c["policy"].get("predicates", ())}
     priorities = {p["name"] for c in CASES for p in c["policy"].get("priorities", ())}
     assert set(REGISTRY.fit_predicates) - modern <= predicates

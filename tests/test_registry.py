@@ -43,7 +43,8 @@ def test_registration_overwrites_silently():
 def test_default_registrations():
     """registry.md §5: 17 predicates and 11 priorities with default gates; 1.9's provider key sets. Plus the
     modern cluster's PodTopologySpread (a predicate and a priority, default weight 2), ReadWriteOncePod,
-    NodeVolumeLimits and NodeDeclaredFeatures (predicates), in no provider."""
+    NodeVolumeLimits and NodeDeclaredFeatures (predicates), DynamicResources (a predicate and a priority, default
+    weight 2), in no provider."""
     reg = Registry()
     register_defaults(reg)
     assert reg.list_registered_fit_predicates() == sorted([
@@ -51,15 +52,18 @@ def test_default_registrations():
         "GeneralPredicates", "HostName", "MatchInterPodAffinity", "MatchNodeSelector", "MaxAzureDiskVolumeCount",
         "MaxEBSVolumeCount", "MaxGCEPDVolumeCount", "NoDiskConflict", "NoVolumeZoneConflict", "PodFitsHostPorts",
         "PodFitsPorts", "PodFitsResources", "PodToleratesNodeTaints", "PodTopologySpread", "ReadWriteOncePod",
-        "NodeVolumeLimits", "NodeDeclaredFeatures",
+        "NodeVolumeLimits", "NodeDeclaredFeatures", "DynamicResources",
     ])
     assert reg.list_registered_priority_functions() == sorted([
         "BalancedResourceAllocation", "EqualPriority", "ImageLocalityPriority", "InterPodAffinityPriority",
         "LeastRequestedPriority", "MostRequestedPriority", "NodeAffinityPriority", "NodePreferAvoidPodsPriority",
         "SelectorSpreadPriority", "ServiceSpreadingPriority", "TaintTolerationPriority", "PodTopologySpread",
+        "DynamicResources",
     ])
     assert reg.priorities["PodTopologySpread"].weight == 2
-    for modern in ("PodTopologySpread", "ReadWriteOncePod", "NodeVolumeLimits", "NodeDeclaredFeatures"):
+    assert reg.priorities["DynamicResources"].weight == 2
+    for modern in ("PodTopologySpread", "ReadWriteOncePod", "NodeVolumeLimits", "NodeDeclaredFeatures",
+                   "DynamicResources"):
         assert all(modern not in p.fit_predicate_keys | p.priority_function_keys for p in reg.providers.values())
     assert reg.mandatory_fit_predicates == {"CheckNodeCondition"}
     assert reg.priorities["NodePreferAvoidPodsPriority"].weight == 10000

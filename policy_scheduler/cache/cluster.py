@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Protocol
 
 from ..features import NEWEST_LINE, KubernetesLine
+from ..model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ..model.labels import SelectorError
 from ..model.node import Node
 from ..model.pod import Pod, pod_claim_names
@@ -22,6 +25,16 @@ from .node_info import NodeInfo
 
 class ListerError(LookupError):
     """A lister lookup failed (not found, or upstream's lister error)."""
+
+
+@dataclass(frozen=True)
+class AllocatedState:
+    """``AllocatedState``: devices held for one claim each (``dedicated``), devices with shares (``shared``), and
+    the capacity the shares consume per device (``consumed``)."""
+
+    dedicated: frozenset[tuple[str, str, str]] = frozenset()
+    shared: frozenset[tuple[str, str, str]] = frozenset()
+    consumed: Mapping[tuple[str, str, str], Mapping[str, Fraction]] = field(default_factory=dict)
 
 
 class ClusterObserver(Protocol):
@@ -73,6 +86,20 @@ class ClusterState:
         # The cluster's Kubernetes line (its API server's /version; offline: the snapshot's server, else the
         # newest): which upstream release's wording the cluster's rules use where releases differ.
         self.kubernetes_line: KubernetesLine = NEWEST_LINE
+        # Dynamic resource allocation (resource.k8s.io/v1): classes and slices by name, claims and templates
+        # by (namespace, name); the claims this scheduler allocated in memory and not yet written (assumed);
+        # ``dra_generation`` bumped on every change, so that what is derived (the allocated devices) may be
+        # kept until it changes.
+        self.device_classes: dict[str, DeviceClass] = {}
+        self.resource_slices: dict[str, ResourceSlice] = {}
+        self.resource_claims: dict[tuple[str, str], ResourceClaim] = {}
+        self.resource_claim_templates: dict[tuple[str, str], ResourceClaimTemplate] = {}
+        self.assumed_resource_claims: dict[tuple[str, str], ResourceClaim] = {}
+        self.dra_generation = 0
+        # What DRA derives from the slices alone (each node's pools), kept until a slice changes; opaque here.
+        self.dra_slice_cache: dict[str, Any] = {}
+        self._allocated_state: tuple[int, AllocatedState] = (-1, AllocatedState())
+        self._slice_list: list[ResourceSlice] | None = None
 
     # -- nodes -----------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -356,6 +383,116 @@ class ClusterState:
     def namespace_labels(self, name: str) -> Mapping[str, str]:
         """``GetNamespaceLabelsSnapshot``: the namespace's labels; none when it has no Namespace object."""
         return self.namespaces.get(name, NO_LABELS)
+
+    # -- dynamic resource allocation ---------------------------------------------------------------
+    def _dra_changed(self) -> None:
+        self.dra_generation += 1
+
+    def add_device_class(self, device_class: DeviceClass) -> None:
+        """Add or replace a DeviceClass."""
+        self._dra_changed()
+        self.device_classes[device_class.name] = device_class
+
+    def remove_device_class(self, name: str) -> None:
+        self._dra_changed()
+        self.device_classes.pop(name, None)
+
+    def add_resource_slice(self, resource_slice: ResourceSlice) -> None:
+        """Add or replace a ResourceSlice."""
+        self._dra_changed()
+        self.resource_slices[resource_slice.name] = resource_slice
+        self._slice_list = None
+        self.dra_slice_cache.clear()
+
+    def remove_resource_slice(self, name: str) -> None:
+        self._dra_changed()
+        self.resource_slices.pop(name, None)
+        self._slice_list = None
+        self.dra_slice_cache.clear()
+
+    def slice_list(self) -> list[ResourceSlice]:
+        """Every ResourceSlice, in name order."""
+        if self._slice_list is None:
+            self._slice_list = [self.resource_slices[n] for n in sorted(self.resource_slices)]
+        return self._slice_list
+
+    def add_resource_claim(self, claim: ResourceClaim) -> None:
+        """Add or replace the API object; once it carries an allocation, an assumed copy of it is dropped
+        (the scheduler's write has arrived, or someone else's: either way the API object now says)."""
+        self._dra_changed()
+        self.resource_claims[claim.key] = claim
+        if claim.allocated or claim.deleting:
+            self.assumed_resource_claims.pop(claim.key, None)
+
+    def remove_resource_claim(self, namespace: str, name: str) -> None:
+        self._dra_changed()
+        self.resource_claims.pop((namespace, name), None)
+        self.assumed_resource_claims.pop((namespace, name), None)
+
+    def add_resource_claim_template(self, template: ResourceClaimTemplate) -> None:
+        self._dra_changed()
+        self.resource_claim_templates[template.key] = template
+
+    def remove_resource_claim_template(self, namespace: str, name: str) -> None:
+        self._dra_changed()
+        self.resource_claim_templates.pop((namespace, name), None)
+
+    def assume_resource_claim(self, claim: ResourceClaim) -> None:
+        """Decisions see ``claim`` (allocated and reserved in memory) until the API object carries an
+        allocation, it is deleted, or the assumption is restored."""
+        self._dra_changed()
+        self.assumed_resource_claims[claim.key] = claim
+
+    def restore_resource_claim(self, namespace: str, name: str) -> None:
+        self._dra_changed()
+        self.assumed_resource_claims.pop((namespace, name), None)
+
+    def get_resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        """The claim as decisions see it (an assumed copy over the API object), or None."""
+        key = (namespace, name)
+        return self.assumed_resource_claims.get(key) or self.resource_claims.get(key)
+
+    def api_resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        """The claim as the API server last reported it (never an assumed copy)."""
+        return self.resource_claims.get((namespace, name))
+
+    def iter_resource_claims(self) -> Iterable[ResourceClaim]:
+        """Every claim as decisions see it."""
+        for key, claim in self.resource_claims.items():
+            yield self.assumed_resource_claims.get(key) or claim
+        for key, claim in self.assumed_resource_claims.items():
+            if key not in self.resource_claims:
+                yield claim
+
+    def allocated_devices(self) -> frozenset[tuple[str, str, str]]:
+        """``ListAllAllocatedDevices``: (driver, pool, device) of every device some claim's allocation holds for
+        itself, assumed allocations included; results with admin access do not count, nor shares of a device
+        that allows multiple allocations (upstream's tracker keeps those apart: :meth:`allocated_state`)."""
+        return self.allocated_state().dedicated
+
+    def allocated_state(self) -> AllocatedState:
+        """``GatherAllocatedState``: the dedicated devices, the devices with shares (a ``shareID``), and the
+        capacity those shares consume per device, over every claim as decisions see it."""
+        generation, state = self._allocated_state
+        if generation != self.dra_generation:
+            dedicated: set[tuple[str, str, str]] = set()
+            shared: set[tuple[str, str, str]] = set()
+            consumed: dict[tuple[str, str, str], dict[str, Fraction]] = {}
+            for claim in self.iter_resource_claims():
+                for r in claim.results:
+                    if r.admin_access:
+                        continue
+                    if r.share_id:
+                        shared.add(r.device_id)
+                        if r.consumed_capacity:
+                            total = consumed.setdefault(r.device_id, {})
+                            for name, value in r.consumed_capacity.items():
+                                total[name] = total.get(name, Fraction(0)) + value
+                        continue
+                    dedicated.add(r.device_id)
+            state = AllocatedState(frozenset(dedicated), frozenset(shared), consumed)
+            self._allocated_state = (self.dra_generation, state)
+        return state
 
     def get_storage_class(self, name: str) -> StorageClass:
         sc = self.storage_classes.get(name)

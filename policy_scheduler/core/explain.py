@@ -122,6 +122,7 @@ class Explanation:
     fit_error: FitError | None = field(default=None, repr=False)
     volumes: list[Any] = field(default_factory=list)  # the cluster's rules: VolumeActions on the host (late-bound claims)
     gates: tuple[str, ...] = ()  # the pod is gated (cluster rules): never decided while these remain
+    devices: list[Any] = field(default_factory=list)  # the cluster's rules: a pod's claims, per node (dra/explain.py)
 
 
 def explain(scheduler: ReferenceSteps, pod: Pod) -> Explanation:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import SchedulingError
 from ..features import NEWEST_LINE, KubernetesLine
+from ..predicates.reasons import PreFilterReason
 from .modern_pods import with_post_filter_message
 
 if TYPE_CHECKING:
@@ -98,7 +99,17 @@ class FitError(SchedulingError):
             self._failed, self._rows = failed_predicates, None
             self.reason_counts = reason_counts(failed_predicates)
         self.post_filter_message = ""
-        super().__init__(histogram_message(num_all_nodes, self.reason_counts))
+        # Upstream's ``Diagnosis.PreFilterMsg``: a PreFilter that rejected the pod (DynamicResources' only, so only
+        # a pod with claims can have one) is the message, not a count per node.
+        self.pre_filter_message = pre_filter_message(self.failed_predicates) if pod.resource_claims else ""
+        super().__init__(self.base_message)
+
+    @property
+    def base_message(self) -> str:
+        """The message without PostFilter's part."""
+        if self.pre_filter_message:
+            return f"0/{self.num_all_nodes} nodes are available: {self.pre_filter_message}."
+        return histogram_message(self.num_all_nodes, self.reason_counts)
 
     @property
     def failed_predicates(self) -> dict[str, list[str]]:
@@ -112,8 +123,18 @@ class FitError(SchedulingError):
         appends none): the message becomes ``<histogram>. <message>`` as ``FitError.Error()`` of the cluster's
         ``line`` prints it (1.26: with one more full stop)."""
         self.post_filter_message = message
-        self.args = (with_post_filter_message(histogram_message(self.num_all_nodes, self.reason_counts), message,
-                                              line),)
+        self.args = (with_post_filter_message(self.base_message, message, line),)
+
+
+def pre_filter_message(failed_predicates: Mapping[str, Sequence[str]]) -> str:
+    """The PreFilter rejection every node carries, or ""."""
+    first = ""
+    for reasons in failed_predicates.values():
+        found = next((r for r in reasons if isinstance(r, PreFilterReason)), None)
+        if found is None or (first and found != first):
+            return ""
+        first = first or str(found)
+    return first
 
 
 def summed_counts(parts: Iterable[ReasonRows]) -> Counter[str]:

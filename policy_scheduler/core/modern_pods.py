@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import SchedulingError
+from ..errors import RefusedPodError, SchedulingError
 from ..features import NEWEST_LINE, KubernetesLine, Rules
 from ..model.pod import PREEMPT_NEVER, Pod
 
@@ -72,11 +72,12 @@ DRA_POST_FILTER_FROM: KubernetesLine = (1, 34)
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 
 
-def never_post_filter_message(line: KubernetesLine) -> str:
+def never_post_filter_message(line: KubernetesLine, dra_message: str = NO_CLAIMS_TO_DEALLOCATE) -> str:
     """The PostFilter plugins' message for a ``preemptionPolicy: Never`` pod on the cluster's ``line``
-    (``Status.Message()`` joins the plugins' reasons with ``", "``)."""
+    (``Status.Message()`` joins the plugins' reasons with ``", "``); ``dra_message``: DynamicResources' own
+    (``still not schedulable`` for a pod whose claims PreFilter found)."""
     preemption = f"preemption: {NOT_ELIGIBLE_PREEMPTION_NEVER}"
-    return f"{NO_CLAIMS_TO_DEALLOCATE}, {preemption}" if line >= DRA_POST_FILTER_FROM else preemption
+    return f"{dra_message}, {preemption}" if line >= DRA_POST_FILTER_FROM else preemption
 
 
 def with_post_filter_message(fit_message: str, post_filter_message: str, line: KubernetesLine = NEWEST_LINE) -> str:
@@ -128,8 +129,9 @@ def _pod_affinity_terms(spec: Spec) -> Iterator[Mapping[str, Any]]:
                 yield term
 
 
-def _has_resource_claims(spec: Spec, pod: Pod) -> bool:
-    return bool(spec.get("resourceClaims"))
+def _has_classic_resource_claims(spec: Spec, pod: Pod) -> bool:
+    """1.26's ``spec.resourceClaims[].source`` (classic DRA, which this engine does not implement)."""
+    return any("source" in c for c in _objects(spec.get("resourceClaims")))
 
 
 def _label_keys_not_merged(spec: Spec, pod: Pod) -> bool:
@@ -158,12 +160,12 @@ def _never(spec: Spec, pod: Pod) -> bool:
 MODERN_FIELDS: tuple[ModernField, ...] = (
     ModernField(
         "spec.resourceClaims", "dynamic resource allocation (1.26: `source.resourceClaimName` / "
-        "`source.resourceClaimTemplateName`; 1.32: `resourceClaimName` / `resourceClaimTemplateName`)",
-        True, "The DynamicResources plugin allocates each claim on a node that can satisfy it and reserves it "
-        "for the pod; without that the pod could land where its claims can never be allocated.",
-        _has_resource_claims,
-        "spec.resourceClaims (dynamic resource allocation) is not supported by this scheduler: "
-        "the pod's ResourceClaims cannot be allocated",
+        "`source.resourceClaimTemplateName`, classic DRA)",
+        True, "Refused in 1.26's form only (`source`: classic DRA, resource.k8s.io/v1alpha1, which a driver's "
+        "controller allocated). The form of 1.32+ is allocated (the last row).",
+        _has_classic_resource_claims,
+        "spec.resourceClaims[].source (classic dynamic resource allocation, resource.k8s.io/v1alpha1) is not "
+        "supported by this scheduler: the pod's ResourceClaims cannot be allocated",
     ),
     ModernField(
         "spec.affinity.podAffinity / podAntiAffinity terms' `namespaceSelector`",
@@ -261,6 +263,20 @@ MODERN_FIELDS: tuple[ModernField, ...] = (
         "MaxEBSVolumeCount / MaxGCEPDVolumeCount / MaxAzureDiskVolumeCount leave nodes with a CSINode to it.",
         _never,
     ),
+    ModernField(
+        "spec.resourceClaims (`resourceClaimName` / `resourceClaimTemplateName`), "
+        "`status.resourceClaimStatuses`",
+        "dynamic resource allocation with structured parameters (resource.k8s.io/v1: GA 1.34): the scheduler "
+        "allocates devices from ResourceSlices to the pod's ResourceClaims",
+        False, "Not refused: `DynamicResources` (policy_scheduler/dra/) allocates each unallocated claim as 1.36's "
+        "structured allocator does (newest complete pool generation, DeviceClass and request CEL selectors, "
+        "`exactly` with `count` / `allocationMode: All`, `firstAvailable`, `matchAttribute`, admin access, device "
+        "taints and tolerations, shared counters, consumable capacity) and reserves it for the pod; a pod fits only "
+        "where that succeeds (`cannot allocate all claims`) and where its allocated claims are available "
+        "(`resourceclaim not available on the node`); missing claims and classes keep it pending with upstream's "
+        "messages. Refused with a one-line message naming the feature: an allocation that would need a device "
+        "with binding conditions, and extended resources backed by a DeviceClass. `--rules 1.9` ignores the claims, as 1.9 did.", _never,
+    ),
 )
 
 REFUSED_FIELDS: tuple[ModernField, ...] = tuple(f for f in MODERN_FIELDS if f.refused)
@@ -284,7 +300,7 @@ def refusal_message(pod: Pod) -> str | None:
     return "; ".join(f.message for f in fields)
 
 
-class UnsupportedFieldError(SchedulingError):
+class UnsupportedFieldError(RefusedPodError):
     """The pod carries a field this scheduler refuses (:data:`REFUSED_FIELDS`); it is unschedulable here
     until the field is gone, whatever the nodes."""
 

@@ -38,6 +38,7 @@ from ..features import NEWEST_LINE, KubernetesLine
 from ..model.disruption import PodDisruptionBudget
 from ..model.node import Node
 from ..model.pod import Pod
+from ..predicates.dynamic_resources import dynamic_resources_of
 from ..predicates.metadata import MetadataError
 from ..predicates.node_declared_features import ERR_REASON_UNSATISFIED_REQUIREMENTS
 from ..predicates.reasons import (
@@ -52,6 +53,7 @@ from ..predicates.reasons import (
     ERR_VOLUME_BIND_CONFLICT,
     ERR_VOLUME_NODE_CONFLICT,
     ERR_VOLUME_ZONE_CONFLICT,
+    UnresolvableReason,
 )
 from ..predicates.volume_binder import ERR_REASON_PV_NOT_EXIST
 from .extender import ExtenderFailure, SchedulerExtender, filters, ignorable, interested
@@ -166,7 +168,8 @@ def pod_eligible_to_preempt_others(pod: Pod, node_infos: Mapping[str, NodeInfo],
 
 def unresolvable_reasons(reasons: Iterable[str]) -> list[str]:
     """The reasons among ``reasons`` that no eviction can cure (extenders' messages never are)."""
-    return [r for r in reasons if not isinstance(r, ExtenderFailure) and r in UNRESOLVABLE_REASONS]
+    return [r for r in reasons if isinstance(r, UnresolvableReason)
+            or (not isinstance(r, ExtenderFailure) and r in UNRESOLVABLE_REASONS)]
 
 
 def nodes_where_preemption_might_help(nodes: Sequence[Node], failed_predicates: Mapping[str, Sequence[str]],
@@ -361,7 +364,9 @@ def preempt(
         result.eligible = False
         result.message = NOT_ELIGIBLE_PREEMPTION_NEVER
         result.line = scheduler.cluster.kubernetes_line
-        result.post_filter_message = never_post_filter_message(result.line)
+        checker = dynamic_resources_of(scheduler.algorithms_for(pod).predicates) if pod.resource_claims else None
+        result.post_filter_message = (never_post_filter_message(result.line, checker.post_filter_message(pod))
+                                      if checker is not None else never_post_filter_message(result.line))
         log.debug("Pod %s is not eligible for preemption: %s", pod.ref, result.message)
         return result
     infos = scheduler.cluster.node_infos
@@ -377,7 +382,7 @@ def preempt(
     nodes = scheduler.cluster.node_list()
     if not nodes:
         raise SchedulingError(NO_NODES_AVAILABLE)
-    if UNRESOLVABLE_REASONS.isdisjoint(error.reason_counts):
+    if UNRESOLVABLE_REASONS.isdisjoint(error.reason_counts) and not pod.resource_claims:
         potential = list(nodes)  # no such reason on any node (an extender's message of the same text is looked at)
     else:
         potential = nodes_where_preemption_might_help(nodes, error.failed_predicates, result.nodes if detail else None)

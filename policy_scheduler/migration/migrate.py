@@ -451,8 +451,9 @@ def _claims(m: Migrator) -> None:
     if scores:
         to += m.uses((("DynamicResources", SCORE),), CLAIMS_SCORE_WEIGHT)
     if m.gates.cluster_rules:
-        ours = ("this scheduler refuses a pod with spec.resourceClaims (it stays Pending, its PodScheduled "
-                "condition saying so) where v1 allocates its claims")
+        ours = ("this scheduler allocates a pod's spec.resourceClaims as v1's DynamicResources does (refusing by "
+                "name the few allocations it does not implement: devices with binding conditions, "
+                "DRA-backed extended resources)")
     else:
         ours = ("under --rules 1.9 this engine ignores spec.resourceClaims as 1.9 did and binds such a pod where "
                 "its devices may not be allocated; v1 allocates its claims")

@@ -91,6 +91,14 @@ PREDICATES: dict[str, Rule] = {
         "NodeDeclaredFeatures: a pod whose spec requires node features (a RestartAllContainers restart rule, "
         "hostNetwork with hostUsers false) fits only the nodes whose status.declaredFeatures list them all, "
         "as this engine decides under --rules cluster"),
+    "DynamicResources": Rule(
+        APPROXIMATE, _filter("DynamicResources"),
+        "DynamicResources: a pod's ResourceClaims are allocated from the ResourceSlices as 1.36's structured "
+        "allocator picks the devices and reserved for it, the pod fitting only where that succeeds, as this "
+        "engine decides under --rules cluster; where an allocation would need a device with binding conditions "
+        "or an extended resource backed by a DeviceClass, this engine "
+        "refuses the pod by name and v1 allocates it; v1's PostFilter also deallocates a claim that blocks the "
+        "pod"),
 }
 #: Where a predicate's plugin is registered (versions.REGISTERED) but its gate is still off by default.
 GATE_OFF_NOTE = ("; kube-scheduler 1.{minor} registers {plugin} but its gate {gate} is alpha and off: it decides "
@@ -138,6 +146,10 @@ PRIORITIES: dict[str, Rule] = {
     "ResourceLimitsPriority": Rule(DROPPED, (), "no v1 plugin scores resource limits"),
     "PodTopologySpread": Rule(EXACT, (("PodTopologySpread", SCORE),),
                               "PodTopologySpread's score over the pods' own ScheduleAnyway constraints"),
+    "DynamicResources": Rule(APPROXIMATE, (("DynamicResources", SCORE),),
+                             "DynamicResources' score: a node where a claim's prioritized list gets an earlier "
+                             "subrequest scores higher (from 1.35); this engine scores it on 1.9's 0..10 scale "
+                             "(upstream's 0..100 divided by 10, truncated), so close totals may rank differently"),
 }
 #: The priorities that become NodeResourcesFit's ``scoringStrategy``, and the strategy each names.
 SCORING_STRATEGIES = {"LeastRequestedPriority": "LeastAllocated", "MostRequestedPriority": "MostAllocated"}

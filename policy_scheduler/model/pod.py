@@ -28,6 +28,55 @@ from .volumes import check_volume_source
 
 
 @dataclass(frozen=True, slots=True)
+class PodResourceClaim:
+    """One ``spec.resourceClaims`` entry: exactly one of ``resource_claim_name`` /
+    ``resource_claim_template_name`` is set (the API server's rule)."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+def _resource_claims(obj: str, spec: dict[str, Any]) -> tuple[PodResourceClaim, ...]:
+    out = []
+    seen: set[str] = set()
+    for i, c in enumerate(obj_list_field(obj, "spec.resourceClaims", spec.get("resourceClaims"))):
+        path = f"spec.resourceClaims[{i}]"
+        name = str_field(obj, f"{path}.name", c.get("name"))
+        if not name:
+            raise ObjectError(obj, f"{path}.name", "Required value")
+        if name in seen:
+            raise ObjectError(obj, f"{path}.name", f'Duplicate value: "{name}"')
+        seen.add(name)
+        if "source" in c:  # 1.26's form (classic DRA, resource.k8s.io/v1alpha1): refused (core/modern_pods.py)
+            out.append(PodResourceClaim(name))
+            continue
+        claim = c.get("resourceClaimName")
+        template = c.get("resourceClaimTemplateName")
+        if claim is not None:
+            claim = str_field(obj, f"{path}.resourceClaimName", claim)
+        if template is not None:
+            template = str_field(obj, f"{path}.resourceClaimTemplateName", template)
+        if (claim is None) == (template is None):
+            detail = "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
+            if claim is not None:
+                detail = "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"
+            raise ObjectError(obj, path, f"Invalid value: null: {detail}" if claim is not None
+                              else f"Required value: {detail}")
+        out.append(PodResourceClaim(name, claim, template))
+    return tuple(out)
+
+
+def _resource_claim_statuses(obj: str, status: dict[str, Any]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for i, s in enumerate(obj_list_field(obj, "status.resourceClaimStatuses", status.get("resourceClaimStatuses"))):
+        name = str_field(obj, f"status.resourceClaimStatuses[{i}].name", s.get("name"))
+        claim = s.get("resourceClaimName")
+        out[name] = str_field(obj, f"status.resourceClaimStatuses[{i}].resourceClaimName", claim) if claim else None
+    return out
+
+
+@dataclass(frozen=True, slots=True)
 class Container:
     name: str
     image: str
@@ -128,7 +177,8 @@ class Pod:
         "init_containers", "volumes", "tolerations", "affinity", "priority", "node_selector",
         "request", "container_request", "nonzero_milli_cpu", "nonzero_memory", "limits",
         "host_ports", "best_effort", "key", "rules", "overhead", "pod_level_requests", "scheduling_gates",
-        "preemption_policy", "topology_spread", "ephemeral_claims", "resize",
+        "preemption_policy", "topology_spread", "ephemeral_claims", "resize", "resource_claims",
+        "resource_claim_statuses",
     )
 
     def __init__(self, raw: dict[str, Any], rules: Rules = Rules.CLUSTER) -> None:
@@ -194,6 +244,9 @@ class Pod:
         self.topology_spread: tuple[TopologySpreadConstraint, ...] = parse_topology_spread_constraints(
             obj, spec.get("topologySpreadConstraints"), self.labels)
         check_pod_feature_fields(obj, spec)  # what NodeDeclaredFeatures infers from (model/node_features.py)
+        # Dynamic resource allocation: the claims the pod names, and the claims made from templates for it.
+        self.resource_claims: tuple[PodResourceClaim, ...] = _resource_claims(obj, spec)
+        self.resource_claim_statuses: dict[str, str | None] = _resource_claim_statuses(obj, status)
         # What the kubelet reports of the resources, read under the cluster's rules only (1.9 knew none of it).
         self.resize: ResizeStatus | None = None
         if rules is Rules.CLUSTER and (resize := _resize_status(obj, status)) is not None and resize.under_way(self):
@@ -359,6 +412,8 @@ class Pod:
         clone = self._clone(raw)
         if annotations is not None:
             clone.annotations = annotations
+        if isinstance(status, dict) and "resourceClaimStatuses" in status:
+            clone.resource_claim_statuses = _resource_claim_statuses(f"Pod {self.namespace}/{self.name}", status)
         return clone
 
     def adopt(self, latest: Pod) -> None:

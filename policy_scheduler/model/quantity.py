@@ -104,3 +104,17 @@ def milli_value(text: str | int | float) -> int:
                 _milli_values[text] = cached
         return cached
     return _ceil(parse_quantity(text) * 1000)
+
+
+def format_quantity(q: Fraction) -> str:
+    """A quantity's text for an object this engine writes: an integer in base units, else in thousandths
+    (``500m``), else a decimal; the API server stores every quantity in its canonical form anyway."""
+    if q.denominator == 1:
+        return str(q.numerator)
+    milli = q * 1000
+    if milli.denominator == 1:
+        return f"{milli.numerator}m"
+    digits = 0
+    while q * 10**digits != int(q * 10**digits) and digits < 18:
+        digits += 1
+    return f"{float(q):.{digits}f}" if digits < 18 else str(float(q))

@@ -31,6 +31,7 @@ from ..cache.cluster import ClusterState
 from ..core.fit_error import FitError
 from ..core.nominated import NOMINATED_NODE_ANNOTATION
 from ..core.preemption import PreemptionResult
+from ..dra.reserve import commit_pod_claims, release_pod_claims
 from ..model.disruption import PodDisruptionBudget
 from ..model.pod import Pod, pod_condition
 from ..queue import NominatingQueue, PodBackoff, ThreeQueuePriorityQueue, new_scheduling_queue, pod_key
@@ -189,6 +190,8 @@ class OfflineDriver:
             decision.explanation.preemption = state.last_result
             decision.explanation.error = decision.error
         if decision.assumed is not None:
+            if decision.claims is not None:  # the claims' write, at once: later pods see the devices taken
+                commit_pod_claims(self.cluster, decision.claims)
             state.placed_at, state.nominated_node = self.clock.now, None
             self._epoch += 1
             log.info("scheduled pod=%s node=%s", pod.ref, decision.host)
@@ -291,6 +294,7 @@ class OfflineDriver:
         assert result.node is not None
         cached = self.cluster.pods[victim.key]
         self.cluster.remove_pod(cached)
+        release_pod_claims(self.cluster, cached)  # its claims' devices are free again (resourceclaim controller)
         self._epoch += 1
         simulated = victim.key in self.result.progress
         if simulated:

@@ -71,6 +71,8 @@ def explanation_to_dict(e: Explanation) -> dict[str, Any]:
         out["volumes"] = [a.to_dict() for a in e.volumes]
     if e.gates:
         out["gated"] = list(e.gates)
+    if e.devices:
+        out["devices"] = [d.to_dict() for d in e.devices]
     return out
 
 
@@ -127,6 +129,8 @@ def placement_to_dict(p: Placement) -> dict[str, Any]:
         out["explain"] = explanation_to_dict(p.explanation)
     if p.volumes:
         out["volumes"] = [a.to_dict() for a in p.volumes]
+    if p.claims:
+        out["claims"] = p.claims
     return out
 
 
@@ -232,6 +236,10 @@ def simulation_table(result: SimulationResult) -> str:
                for p in result.placements for a in p.volumes]
     if volumes:
         summary += "\n\nVolumes (late-bound claims):\n" + text_table([["POD", "CLAIM", "VOLUME", "NODE"], *volumes])
+    devices = [[p.pod.ref, c["claim"], ", ".join(c["devices"]), p.node or "", "allocated" if c["allocated"] else "shared"]
+               for p in result.placements for c in p.claims]
+    if devices:
+        summary += "\n\nDevices (ResourceClaims):\n" + text_table([["POD", "CLAIM", "DEVICES", "NODE", ""], *devices])
     preemptions = preemptions_table(result)
     summary += f"\n\n{preemptions}" if preemptions else ""
     return f"{text_table(rows)}\n\n{summary}\n\n{text_table(usage)}"
@@ -259,6 +267,8 @@ def explanation_table(e: Explanation) -> str:
     out = [head, *bound_by_name_note(e)]
     out += [f"Volume: {a}" for a in e.volumes]
     out += ["", text_table(rows)]
+    if e.devices:
+        out += ["", "Devices (DynamicResources):", *(f"  {d}" for d in e.devices)]
     calls = [f"  {c.verb} {c.extender}: {c.outcome}" + (f": {c.error}" if c.error else "")
              for c in e.extenders if c.outcome != "called"]
     if calls:

@@ -34,6 +34,8 @@ class Placement:
     volumes: list[VolumeAction] = field(default_factory=list)  # late-bound claims: the PV bound or provisioned here
     attempts: int = 1  # scheduling attempts (the offline loop re-queues failed pods as ``run`` does)
     placed_at: float | None = None  # virtual seconds from the start when it was bound
+    # The cluster's rules, a pod with ResourceClaims: each claim and the devices it holds on the chosen node.
+    claims: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -19,8 +19,13 @@ from ..core.explain import Explanation
 from ..core.fit_error import fit_error_message
 from ..core.generic_scheduler import GenericScheduler
 from ..core.modern_pods import gates_message, is_gated
+from ..dra.claims import instantiate_template_claims
+from ..dra.explain import explain_devices
+from ..dra.reserve import commit_pod_claims
 from ..errors import PredicateError
+from ..model.dra import ResourceClaim
 from ..model.pod import Pod
+from ..predicates.dynamic_resources import dynamic_resources_of
 from ..predicates.volume_binder import VolumeBindingError, decide_pod_volumes, volume_binder_of
 from ..scheduling.cycle import NO_NOMINATIONS, Decision, SchedulingCycle
 from .driver import PREEMPTED_BY, ClusterAssumer, DriverResult, OfflineDriver, queue_kind
@@ -44,6 +49,8 @@ def schedule_one(scheduler: GenericScheduler, pod: Pod, explain: bool = False) -
                                nominations=NO_NOMINATIONS, explain=explain).decide(pod)
     if decision.assumed is not None:
         log.info("scheduled pod=%s node=%s", pod.ref, decision.host)
+        if decision.claims is not None:  # offline the claims' write is final at once
+            commit_pod_claims(scheduler.cluster, decision.claims)
     return placement_of(decision)
 
 
@@ -55,7 +62,26 @@ def placement_of(decision: Decision, attempts: int = 1, placed_at: float | None 
     if explanation is not None and decision.assumed is None:
         failed = _failed_nodes(explanation)
     host = decision.host if decision.assumed is not None else None
-    return Placement(decision.pod, host, decision.error, explanation, failed, volumes, attempts, placed_at)
+    claims = claims_of(decision) if decision.assumed is not None else []
+    return Placement(decision.pod, host, decision.error, explanation, failed, volumes, attempts, placed_at, claims)
+
+
+def claims_of(decision: Decision) -> list[dict[str, Any]]:
+    """The pod's claims as its decision reserved them: ``ns/name``, its devices (``driver/pool/device``), and
+    whether this decision allocated it (else it was allocated already, the pod only joins ``reservedFor``)."""
+    if decision.claims is None:
+        return []
+    out = []
+    for reservation in decision.claims.reservations:
+        claim = reservation.claim
+        if reservation.allocation is not None:
+            results = reservation.allocation["devices"]["results"]
+            devices = [f"{r['driver']}/{r['pool']}/{r['device']}" for r in results]
+        else:
+            devices = ["/".join(r.device_id) for r in claim.results]
+        out.append({"claim": f"{claim.namespace}/{claim.name}", "devices": devices,
+                    "allocated": reservation.allocation is not None})
+    return out
 
 
 def _failed_nodes(e: Explanation) -> dict[str, list[str]] | None:
@@ -134,6 +160,10 @@ def explain_pod(snapshot: Snapshot, pod: Pod, build: SchedulerBuilder) -> Explan
             log.warning("the volumes of %s on %s: %s", pod.ref, explanation.host, e)
             volumes = None
         explanation.volumes = volumes.actions() if volumes is not None else []
+    if pod.resource_claims:
+        checker = dynamic_resources_of(scheduler.algorithms_for(pod).predicates)
+        if checker is not None:
+            explanation.devices = explain_devices(checker, pod, cluster.node_infos, list(explanation.nodes))
     return explanation
 
 
@@ -162,6 +192,7 @@ def capacity(
     stop_reason = None
     stop_failures: dict[str, list[str]] = {}
     gates: tuple[str, ...] = ()
+    templates = {t.key: t for t in snapshot.resource_claim_templates}
     while max_replicas is None or replicas < max_replicas:
         raw = copy.deepcopy(template)
         raw.setdefault("metadata", {})
@@ -170,6 +201,10 @@ def capacity(
         raw["metadata"].setdefault("namespace", meta.get("namespace") or "default")
         raw.setdefault("spec", {})["nodeName"] = ""
         pod = Pod(raw, snapshot.rules)
+        if pod.resource_claims and templates:  # each copy's claims from templates, as the controller makes them
+            pod, made = instantiate_template_claims(pod, templates)
+            for claim in made:
+                cluster.add_resource_claim(ResourceClaim.from_dict(claim))
         if is_gated(pod):  # not counted: every copy would wait for its gates, not for room
             log.info("gated pod=%s gates=%s", pod.ref, ",".join(pod.scheduling_gates))
             gates, stop_reason = pod.scheduling_gates, gates_message(pod.scheduling_gates)

@@ -20,9 +20,12 @@ from typing import Any
 import yaml
 
 from ..cache.cluster import ClusterState
+from ..dra import allocator as dra_allocator
+from ..dra.claims import instantiate_template_claims
 from ..errors import ObjectError, SnapshotError
 from ..features import NEWEST_LINE, KubernetesLine, Rules
 from ..model.disruption import PodDisruptionBudget
+from ..model.dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice, selector_expressions
 from ..model.fields import describe, string_map
 from ..model.namespace import Namespace
 from ..model.node import Node
@@ -58,8 +61,14 @@ KINDS: dict[str, tuple[str, ...]] = {
     "ConfigMap": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1alpha1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1"),
     "PodDisruptionBudget": ("policy/v1beta1", "policy/v1"),
+    # Dynamic resource allocation (structured parameters, GA in 1.34).
+    "DeviceClass": ("resource.k8s.io/v1",),
+    "ResourceSlice": ("resource.k8s.io/v1",),
+    "ResourceClaim": ("resource.k8s.io/v1",),
+    "ResourceClaimTemplate": ("resource.k8s.io/v1",),
 }
-CLUSTER_SCOPED = {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass", "Namespace"}
+CLUSTER_SCOPED = {"Node", "PersistentVolume", "StorageClass", "CSINode", "PriorityClass", "Namespace", "DeviceClass",
+                  "ResourceSlice"}
 MANIFEST_SUFFIXES = {".yaml", ".yml", ".json"}
 TERMINATED_PHASES = {"Succeeded", "Failed"}
 
@@ -95,6 +104,11 @@ class Snapshot:
     pod_disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)  # read by preemption
     origins: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (kind, ns, name) -> file: document
     rules: Rules = Rules.CLUSTER  # how the pods were parsed (what counts of the fields 1.9 never knew)
+    # Dynamic resource allocation's objects.
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
+    resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
     # The Kubernetes line of the server the snapshot was read from (--from-cluster); None: manifests, whose
     # decisions use the newest line's wording.
     kubernetes_line: KubernetesLine | None = None
@@ -152,7 +166,32 @@ class Snapshot:
             cluster.put_csi_node(csi_node)
         for namespace in self.namespaces:
             cluster.put_namespace(namespace.name, namespace.labels)
+        for device_class in self.device_classes:
+            cluster.add_device_class(device_class)
+        for resource_slice in self.resource_slices:
+            cluster.add_resource_slice(resource_slice)
+        for claim in self.resource_claims:
+            cluster.add_resource_claim(claim)
+        for template in self.resource_claim_templates:
+            cluster.add_resource_claim_template(template)
         return cluster
+
+    def instantiate_claim_templates(self) -> None:
+        """Manifests: what the resourceclaim controller would have done before the scheduler saw the pending pods
+        (:func:`~policy_scheduler.dra.claims.instantiate_template_claims`): their claims made from templates."""
+        if not self.resource_claim_templates:
+            return
+        templates = {t.key: t for t in self.resource_claim_templates}
+        existing = {c.key for c in self.resource_claims}
+        for i, pod in enumerate(self.pods):
+            if pod.node_name or pod.phase in TERMINATED_PHASES or not pod.resource_claims:
+                continue
+            updated, claims = instantiate_template_claims(pod, templates)
+            made = [ResourceClaim.from_dict(c) for c in claims if (pod.namespace, c["metadata"]["name"]) not in existing]
+            if len(made) != len(claims):
+                continue  # a claim of that name exists already: the pod must own it (PreFilter checks it)
+            self.pods[i] = updated
+            self.resource_claims.extend(made)
 
 
 @dataclass(frozen=True)
@@ -191,6 +230,7 @@ def load_manifests(files: Iterable[tuple[str | Path, bytes]], checks: Checks = C
         snapshot.sources.append(str(path))
         for index, obj in _documents(path, data):
             add_object(snapshot, obj, f"{path}: document {index}", seen, checks)
+    snapshot.instantiate_claim_templates()
     return snapshot
 
 
@@ -408,6 +448,43 @@ def _parse_into(snapshot: Snapshot, kind: str, obj: dict[str, Any], api_rules: b
         snapshot.priority_classes.append(PriorityClass.from_dict(obj))
     elif kind == "PodDisruptionBudget":
         snapshot.pod_disruption_budgets.append(PodDisruptionBudget.from_dict(obj))
+    elif kind in _DRA_KINDS:
+        parse, attribute = _DRA_KINDS[kind]
+        parsed = parse(obj)
+        if api_rules:
+            check_cel_selectors(what, parsed)
+        getattr(snapshot, attribute).append(parsed)
+
+
+_DRA_KINDS: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
+    "DeviceClass": (DeviceClass.from_dict, "device_classes"),
+    "ResourceSlice": (ResourceSlice.from_dict, "resource_slices"),
+    "ResourceClaim": (ResourceClaim.from_dict, "resource_claims"),
+    "ResourceClaimTemplate": (ResourceClaimTemplate.from_dict, "resource_claim_templates"),
+}
+
+
+def check_cel_selectors(what: str, obj: Any) -> None:
+    """``validateCELSelector``: every selector of a class, claim or template compiles (upstream's message)."""
+    if isinstance(obj, DeviceClass):
+        expressions = [(f"spec.selectors[{i}].cel.expression", e) for i, e in enumerate(obj.selectors)]
+    elif isinstance(obj, ResourceClaim):
+        expressions = [(f"spec.{p}", e) for p, e in selector_expressions(obj.spec)]
+    elif isinstance(obj, ResourceClaimTemplate):
+        expressions = [(f"spec.spec.{p}", e) for p, e in selector_expressions(obj.spec)]
+    else:
+        return
+    if not expressions:
+        return
+    cel = dra_allocator.default_environment()
+    for path, expression in expressions:
+        try:
+            cel.compile(expression)
+        except cel.compile_error as e:
+            message = getattr(e, "message", None) or str(e)
+            # CEL's message may go on with the expression and a caret under the error: one line here.
+            first = message.splitlines()[0] if message else message
+            raise ObjectError(what, path, f"Invalid value: {json.dumps(expression)}: {first}") from None
 
 
 def _missing_or_wrong(value: Any) -> str:

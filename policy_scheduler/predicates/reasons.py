@@ -72,3 +72,15 @@ def describe(reason: str) -> str:
 def is_insufficient_resource(reason: str) -> bool:
     """True for ``Insufficient <resource>`` reasons."""
     return reason.startswith(INSUFFICIENT_RESOURCE_PREFIX)
+
+
+class UnresolvableReason(str):
+    """A reason upstream gives as ``UnschedulableAndUnresolvable`` whose text varies (it names objects): evicting
+    pods cannot cure it, and preemption's ``nodesWherePreemptionMightHelp`` skips the node (the fixed texts of
+    that kind are listed in ``core/preemption.py``)."""
+
+
+class PreFilterReason(UnresolvableReason):
+    """A PreFilter's rejection (upstream: the pod is unschedulable on every node before any Filter runs): the
+    reason every node gets; ``FitError`` then reads ``0/N nodes are available: <reason>.``, as upstream's
+    ``Diagnosis.PreFilterMsg``, instead of counting it per node."""

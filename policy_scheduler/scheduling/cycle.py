@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..cache.scheduler_cache import CacheError
 from ..core.fit_error import FitError
-from ..core.modern_pods import UnsupportedFieldError
-from ..errors import PredicateError, SchedulingError
+from ..dra.reserve import PodClaims, assume_pod_claims, revert_pod_claims
+from ..errors import PredicateError, RefusedPodError, SchedulingError
+from ..predicates.dynamic_resources import dynamic_resources_of
 from ..predicates.volume_binder import (
     PodVolumes,
     VolumeBindingError,
@@ -91,6 +92,7 @@ class Decision:
     host: str | None = None
     assumed: Pod | None = None
     volumes: PodVolumes | None = None
+    claims: PodClaims | None = None
     error: str | None = None
     fit_error: FitError | None = None
     reason: str = ""
@@ -153,16 +155,25 @@ class SchedulingCycle:
         except (PredicateError, VolumeBindingError) as e:
             log.info("assuming the volumes of pod=%s on node=%s failed: %s", pod.ref, host, e)
             return self._error(decision, f'running Reserve plugin "VolumeBinding": {e}', str(e))
+        try:
+            claims = self._reserve_claims(algorithm, pod, host)
+        except SchedulingError as e:
+            if volumes is not None:
+                revert_assumed_pod_volumes(algorithm.cluster, volumes)
+            log.info("reserving the claims of pod=%s on node=%s failed: %s", pod.ref, host, e)
+            return self._error(decision, f'running Reserve plugin "DynamicResources": {e}', str(e))
         assumed = pod.with_node_name(host)
         try:
             self.cache.assume_pod(assumed)
         except CacheError as e:
             if volumes is not None:
                 revert_assumed_pod_volumes(algorithm.cluster, volumes)
+            if claims is not None:
+                revert_pod_claims(algorithm.cluster, claims)
             log.error("scheduler cache AssumePod failed: %s", e)
             return self._error(decision, f"AssumePod failed: {e}", str(e))
         self.nominations.clear_nomination(pod)  # 1.11's DeleteNominatedPodIfExists: it is on its node now
-        decision.assumed, decision.volumes = assumed, volumes
+        decision.assumed, decision.volumes, decision.claims = assumed, volumes, claims
         return decision
 
     def _run_algorithm(self, decision: Decision) -> SchedulingError | None:
@@ -193,7 +204,7 @@ class SchedulingCycle:
                 except Exception:  # an engine bug fails this preemption, not the scheduler
                     log.exception("preemption for %s failed", pod.ref)
         # A refused field keeps the pod unschedulable whatever the nodes: it waits like a FitError's pod.
-        decision.unschedulable = isinstance(error, (FitError, UnsupportedFieldError))
+        decision.unschedulable = isinstance(error, (FitError, RefusedPodError))
         decision.result = "unschedulable" if decision.unschedulable else "error"
         decision.error = decision.message = str(error)  # after preemption: its message may have been added
         decision.reason = UNSCHEDULABLE
@@ -205,6 +216,20 @@ class SchedulingCycle:
         decision.error, decision.message, decision.reason = event, message, SCHEDULER_ERROR
         decision.host = None
         return decision
+
+    def _reserve_claims(self, algorithm: GenericScheduler, pod: Pod, host: str) -> PodClaims | None:
+        """Upstream's DynamicResources Reserve: the claims' allocations on ``host``, assumed in the cluster (None
+        when the pod has no claims or DynamicResources does not decide for it)."""
+        if not pod.resource_claims:
+            return None
+        checker = dynamic_resources_of(algorithm.algorithms_for(pod).predicates)
+        if checker is None:
+            return None
+        claims = checker.reserve(pod, algorithm.cluster.node_infos.get(host))
+        if claims is None:
+            return None
+        assume_pod_claims(algorithm.cluster, claims)
+        return claims
 
     def _assume_volumes(self, algorithm: GenericScheduler, pod: Pod, host: str) -> PodVolumes | None:
         """Upstream's VolumeBinding Reserve: the bindings for ``host``, assumed in the cluster (None when the

@@ -56,13 +56,21 @@ def test_every_refused_field_has_a_message_naming_a_field_and_a_check():
 @pytest.mark.parametrize("claims", [
     [{"name": "gpu", "source": {"resourceClaimName": "c"}}],
     [{"name": "gpu", "source": {"resourceClaimTemplateName": "t"}}],
-    [{"name": "gpu", "resourceClaimName": "c"}],
-    [{"name": "gpu", "resourceClaimTemplateName": "t"}],
 ])
-def test_resource_claims_in_either_shape_are_refused(claims):
+def test_resource_claims_in_the_classic_shape_are_refused(claims):
     assert refused(raw_pod(resourceClaims=claims)) == ["spec.resourceClaims"]
     assert refused(raw_pod(resourceClaims=claims), Rules.V1_9) == []
     assert refused(raw_pod(resourceClaims=[])) == []
+
+
+@pytest.mark.parametrize("claims", [
+    [{"name": "gpu", "resourceClaimName": "c"}],
+    [{"name": "gpu", "resourceClaimTemplateName": "t"}],
+])
+def test_resource_claims_in_the_structured_shape_are_allocated_not_refused(claims):
+    """DynamicResources decides for them (tests/dra); the table's last row says so."""
+    assert refused(raw_pod(resourceClaims=claims)) == []
+    assert not MODERN_FIELDS[-1].refused and "DynamicResources" in MODERN_FIELDS[-1].why
 
 
 @pytest.mark.parametrize("kind", ["podAffinity", "podAntiAffinity"])
@@ -131,7 +139,7 @@ def test_generic_ephemeral_volumes_csi_and_os_are_not_refused():
 def test_refusal_message_joins_every_refused_field():
     affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         term(matchLabelKeys=["app"])]}}
-    raw = raw_pod(resourceClaims=[{"name": "g", "resourceClaimName": "c"}], affinity=affinity)
+    raw = raw_pod(resourceClaims=[{"name": "g", "source": {"resourceClaimName": "c"}}], affinity=affinity)
     assert refusal_message(Pod(raw)) == f"{MODERN_FIELDS[0].message}; {MODERN_FIELDS[3].message}"
     assert refusal_message(Pod(raw_pod())) is None
 
@@ -157,7 +165,7 @@ def test_the_engine_never_decides_for_a_gated_pod_and_1_9_rules_do():
 
 
 def test_the_engine_refuses_a_pod_with_a_refused_field_before_looking_at_nodes():
-    raw = raw_pod(cpu="64", resourceClaims=[{"name": "g", "resourceClaimName": "c"}])
+    raw = raw_pod(cpu="64", resourceClaims=[{"name": "g", "source": {"resourceClaimName": "c"}}])
     with pytest.raises(UnsupportedFieldError) as e:
         scheduler().schedule(Pod(raw))
     assert str(e.value) == MODERN_FIELDS[0].message and not isinstance(e.value, FitError)

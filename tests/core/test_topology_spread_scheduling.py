@@ -121,11 +121,11 @@ def test_a_policy_names_and_weights_it():
     policy = load_policy(json.dumps(POLICY))
     assert unknown_names(policy, set(REGISTRY.fit_predicates), set(REGISTRY.priorities)) == []
     s = create_from_policy(policy, cluster=cluster())
-    # both named: nothing added per pod but the volume rules (ReadWriteOncePod, NodeVolumeLimits) and
-    # NodeDeclaredFeatures
+    # both named: nothing added per pod but the volume rules (ReadWriteOncePod, NodeVolumeLimits),
+    # NodeDeclaredFeatures and DynamicResources (its filter, and its score for claims with a prioritized list)
     assert [x.predicate[0] for x in s.pod_scoped if x.predicate] == [
-        "ReadWriteOncePod", "NodeVolumeLimits", "NodeDeclaredFeatures"]
-    assert all(x.priority is None for x in s.pod_scoped)
+        "ReadWriteOncePod", "NodeVolumeLimits", "NodeDeclaredFeatures", "DynamicResources"]
+    assert [x.priority.name for x in s.pod_scoped if x.priority is not None] == ["DynamicResources"]
     assert "PodTopologySpread" in s.predicates
     assert [(c.name, c.weight) for c in s.prioritizers] == [("LeastRequestedPriority", 1), ("PodTopologySpread", 7)]
     explanation = s.explain(app_pod(7, when="ScheduleAnyway"))
@@ -136,9 +136,9 @@ def test_a_policy_names_and_weights_it():
 def test_a_policy_naming_only_the_priority_still_gets_the_filter():
     policy = load_policy(json.dumps({**POLICY, "predicates": [{"name": "GeneralPredicates"}]}))
     s = create_from_policy(policy, cluster=cluster())
-    assert [(x.predicate[0] if x.predicate else None, x.priority) for x in s.pod_scoped] == [
+    assert [(x.predicate[0] if x.predicate else None, x.priority and x.priority.name) for x in s.pod_scoped] == [
         ("PodTopologySpread", None), ("ReadWriteOncePod", None), ("NodeVolumeLimits", None),
-        ("NodeDeclaredFeatures", None)]
+        ("NodeDeclaredFeatures", None), ("DynamicResources", None), (None, "DynamicResources")]
     assert zones(place(s, [app_pod(i) for i in range(4)])) == {"a": 2, "b": 2}
 
 

@@ -379,7 +379,8 @@ def test_dynamic_resources_stay_on_where_the_claims_exist(tmp_path, to, decision
     assert order.index("DynamicResources") > order.index("NodeResourcesFit")
     assert "DynamicResources" not in disabled(data, "filter") + disabled(data, "score")
     assert "Switched off, v1 would bind the pod as if it had no claims" in found["note"]
-    assert ("refuses a pod with spec.resourceClaims" in found["note"]) == (rules == "cluster")
+    assert ("allocates a pod's spec.resourceClaims as v1's DynamicResources does" in found["note"]) == (
+        rules == "cluster")
     # the claims are not the Policy's: --strict does not count the entry
     assert run("--policy-config-file", str(_write(tmp_path, {"predicates": [{"name": "GeneralPredicates"}]})),
                "--to", to, "--rules", rules, "--strict").exit_code == 0

@@ -193,6 +193,7 @@ def check_cluster_mutant(target: tuple[int, int, Path_], new: Any, delete: bool,
                 for i, x in documents:
                     add_object(snapshot, mutant if (name, i) == (file_name, index) else x, f"{source}: document {i}", seen,
                                Checks(schema_validator()) if with_schema else Checks())
+            snapshot.instantiate_claim_templates()  # as load_manifests does after the last object
             run_simulation(snapshot, default_build())
         except UserError as e:
             assert_one_line_error(f"error: {e}", file_name, [*names, f"document {index}"])

@@ -14,7 +14,7 @@ from policy_scheduler.cli import main
 from policy_scheduler.offline.examples import modern_cluster_path
 
 ZONE = {"a-1": "zone-a", "a-2": "zone-a", "b-1": "zone-b", "b-2": "zone-b"}
-REFUSED = "spec.resourceClaims (dynamic resource allocation) is not supported by this scheduler"
+WAITING_FOR_CLAIM = '0/4 nodes are available: could not find ResourceClaim "shop/gpu-claim".'
 
 
 def simulate(*args: str) -> dict[str, Any]:
@@ -70,9 +70,9 @@ def test_late_bound_claim(cluster_rules, rules_1_9):
     assert stuck["node"] is None and 'PersistentVolumeClaim is not bound: "data-db-0"' in stuck["error"]
 
 
-def test_refused_field(cluster_rules, rules_1_9):
-    refused = placements(cluster_rules)["gpu-inference"]
-    assert refused["node"] is None and refused["error"].startswith(REFUSED)
+def test_a_pod_whose_claim_does_not_exist_waits(cluster_rules, rules_1_9):
+    waiting = placements(cluster_rules)["gpu-inference"]
+    assert waiting["node"] is None and waiting["error"] == WAITING_FOR_CLAIM
     assert placements(rules_1_9)["gpu-inference"]["node"]
 
 

@@ -198,12 +198,12 @@ def test_an_unknown_preemption_policy_on_a_class_is_refused(tmp_path):
 # -- refused fields ----------------------------------------------------------------------------------------
 CLAIMS_126 = [{"name": "gpu", "source": {"resourceClaimName": "my-claim"}}]
 CLAIMS_132 = [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}]
-CLAIMS_MESSAGE = ("spec.resourceClaims (dynamic resource allocation) is not supported by this scheduler: "
-                  "the pod's ResourceClaims cannot be allocated")
+CLAIMS_MESSAGE = ("spec.resourceClaims[].source (classic dynamic resource allocation, resource.k8s.io/v1alpha1) is "
+                  "not supported by this scheduler: the pod's ResourceClaims cannot be allocated")
 
 
-@pytest.mark.parametrize("claims", [CLAIMS_126, CLAIMS_132], ids=["1.26-shape", "1.32-shape"])
-def test_a_pod_with_resource_claims_is_unschedulable_naming_the_field(tmp_path, claims):
+@pytest.mark.parametrize("claims", [CLAIMS_126], ids=["1.26-shape"])
+def test_a_pod_with_classic_resource_claims_is_unschedulable_naming_the_field(tmp_path, claims):
     cluster = write(tmp_path, node("n1"), pod("dra", resourceClaims=claims), pod("plain", created="2024-01-01T00:00:01Z"))
     for gates in ((), PRIORITY):
         data = run_json("simulate", "--cluster", cluster, *gates)
@@ -215,6 +215,19 @@ def test_a_pod_with_resource_claims_is_unschedulable_naming_the_field(tmp_path, 
     template = write(tmp_path, pod("t", resourceClaims=claims), name="template.yaml")
     counted = run_json("capacity", template, "--cluster", cluster)
     assert (counted["replicas"], counted["stopReason"]) == (0, CLAIMS_MESSAGE)
+    legacy = run_json("simulate", "--cluster", cluster, "--rules", "1.9")
+    assert {p["pod"]: p["node"] for p in legacy["placements"]} == {"default/dra": "n1", "default/plain": "n1"}
+
+
+def test_a_pod_with_structured_resource_claims_waits_for_its_claim(tmp_path):
+    """The 1.32+ shape is DynamicResources' (tests/dra): without the template, no claim is made for the pod, and it
+    waits with upstream's PreFilter message on every node; 1.9's rules ignore the claim."""
+    cluster = write(tmp_path, node("n1"), pod("dra", resourceClaims=CLAIMS_132),
+                    pod("plain", created="2024-01-01T00:00:01Z"))
+    waiting = '0/1 nodes are available: pod "default/dra": ResourceClaim not created yet.'
+    data = run_json("simulate", "--cluster", cluster)
+    assert {p["pod"]: (p["node"], p["error"]) for p in data["placements"]} == {
+        "default/dra": (None, waiting), "default/plain": ("n1", None)}
     legacy = run_json("simulate", "--cluster", cluster, "--rules", "1.9")
     assert {p["pod"]: p["node"] for p in legacy["placements"]} == {"default/dra": "n1", "default/plain": "n1"}
 

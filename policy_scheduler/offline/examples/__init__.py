@@ -20,3 +20,9 @@ def modern_cluster_path() -> Path:
     """The bundled example of a modern cluster's pods (overhead, init containers, topology spread,
     scheduling gates, a late-bound claim, a refused field), for ``--rules cluster`` against ``--rules 1.9``."""
     return Path(str(resources.files(__package__).joinpath("modern-cluster")))
+
+
+def dra_cluster_path() -> Path:
+    """The bundled example of GPUs handed out by Dynamic Resource Allocation (``examples/dra``): slices, a
+    class, templates, a shared claim and the pods asking for them."""
+    return Path(str(resources.files(__package__).joinpath("dra-cluster")))

@@ -1,0 +1,247 @@
+"""DynamicResources: a pod with ResourceClaims lands only where every claim can be allocated (or, allocated
+already, is available), as upstream's ``pkg/scheduler/framework/plugins/dynamicresources`` of 1.36 decides.
+
+1.9 never knew ``spec.resourceClaims``, so this applies under the cluster's rules to every pod with claims,
+whatever the Policy names (:func:`policy_scheduler.factory.pod_scoped_algorithms`); a Policy may name it too.
+The work is in :mod:`policy_scheduler.dra`; this predicate is upstream's PreFilter (once per pod and state of
+the cluster's DRA objects: the pod's claims, their classes, the allocator with the devices taken) and Filter
+(per node: the allocator's solution, kept for Reserve). Upstream's reasons are ``UnschedulableAndUnresolvable``
+(:class:`~.reasons.UnresolvableReason`: preemption skips such a node; it would not free devices anyway in
+1.36, the plugin has no PreFilter extensions):
+
+* PreFilter, on every node: ``pod "ns/p": ResourceClaim not created yet``, ``resourceclaim "c" is being
+  deleted``, a claim the pod does not own, ``resource claim ns/c is in the process of being allocated``,
+  ``request R: device class C does not exist``;
+* Filter: ``cannot allocate all claims``, ``resourceclaim not available on the node`` (an allocated claim whose
+  node selector does not match), ``invalid resource pools were encountered``.
+
+An error of the allocator (a CEL expression that does not compile or evaluate, ...) fails the attempt with
+upstream's message (:class:`~policy_scheduler.errors.PredicateError`). A pod whose allocation needs what this
+engine does not implement (see :mod:`policy_scheduler.dra.allocator`; extended resources backed by a
+DeviceClass) is refused with :class:`UnsupportedDRAFeatureError`, one line naming the feature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..dra.allocator import (
+    AllocationError,
+    Allocator,
+    Compiler,
+    DeviceResult,
+    InvalidPoolsError,
+    UnsupportedDRAFeature,
+)
+from ..dra.claims import PodClaimError, pod_claims
+from ..dra.reserve import ClaimReservation, PodClaims
+from ..errors import PredicateError, RefusedPodError
+from ..features import Rules
+from ..model.dra import ADMIN_NAMESPACE_LABEL, ResourceClaim
+from .metadata import require_node
+from .reasons import PreFilterReason, UnresolvableReason
+
+if TYPE_CHECKING:
+    from ..algorithm import FitPredicate, PluginFactoryArgs
+    from ..cache.cluster import ClusterState
+    from ..cache.node_info import NodeInfo
+    from ..model.pod import Pod
+
+NAME = "DynamicResources"
+ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+#: PostFilter's messages (``Diagnosis.PostFilterMsg``): before PreFilter got the claims, and after.
+NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+STILL_NOT_SCHEDULABLE = "still not schedulable"
+#: ``extendedresourcecache``: the implicit extended resource name of a DeviceClass.
+IMPLICIT_EXTENDED_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+class UnsupportedDRAFeatureError(RefusedPodError):
+    """The pod's devices would need a DRA feature this scheduler does not implement: refused, whatever the
+    nodes (like the refused fields of ``core/modern_pods.py``)."""
+
+
+@dataclass
+class PodState:
+    """Upstream's ``stateData`` for one pod and one state of the cluster's DRA objects."""
+
+    reason: str | None = None  # PreFilter: unschedulable on every node
+    claims: list[ResourceClaim] = field(default_factory=list)  # in the pod's order
+    to_allocate: list[ResourceClaim] = field(default_factory=list)
+    allocator: Allocator | None = None
+    # node name -> (the Node object it was decided for, reasons, solution): a relabelled node is a new object
+    nodes: dict[str, tuple[Any, list[str], list[list[DeviceResult]] | None]] = field(default_factory=dict)
+
+    @property
+    def has_claims(self) -> bool:
+        """PreFilter got as far as the claims (PostFilter then says ``still not schedulable``)."""
+        return bool(self.claims)
+
+
+def dra_extended_resources(cluster: ClusterState, pod: Pod) -> list[str]:
+    """The extended resources the pod requests that a DeviceClass backs (``spec.extendedResourceName``, or the
+    class's implicit ``deviceclass.resource.kubernetes.io/<class>``)."""
+    if not cluster.device_classes:
+        return []
+    names = {c.extended_resource_name for c in cluster.device_classes.values() if c.extended_resource_name}
+    out = []
+    for container in (*pod.containers, *pod.init_containers):
+        for name in container.requests:
+            if name in names or (name.startswith(IMPLICIT_EXTENDED_RESOURCE_PREFIX)
+                                 and name[len(IMPLICIT_EXTENDED_RESOURCE_PREFIX):] in cluster.device_classes):
+                if name not in out:
+                    out.append(name)
+    return out
+
+
+class DynamicResourcesChecker:
+    """The predicate; the pod's state is made once per pod and DRA generation (the scheduler asks about one
+    pod on every node in turn), each node's solution kept on it."""
+
+    def __init__(self, cluster: ClusterState, compiler: Compiler | None = None) -> None:
+        self.cluster = cluster
+        self.compiler = compiler
+        self._last: tuple[Any, ...] = ()
+        self._state = PodState()
+
+    def applies(self, pod: Pod) -> bool:
+        """A pod with claims (or extended resources a DeviceClass backs), parsed under the cluster's rules."""
+        if pod.rules is not Rules.CLUSTER:
+            return False
+        return bool(pod.resource_claims) or bool(dra_extended_resources(self.cluster, pod))
+
+    # -- PreFilter ------------------------------------------------------------------------------------------
+    def state(self, pod: Pod) -> PodState:
+        cluster = self.cluster
+        key = (pod, pod.raw, cluster.dra_generation, cluster.namespaces.get(pod.namespace))
+        if len(self._last) == len(key) and all(a is b for a, b in zip(self._last, key)):
+            return self._state
+        self._state = self._pre_filter(pod)
+        self._last = key
+        return self._state
+
+    def _pre_filter(self, pod: Pod) -> PodState:
+        cluster = self.cluster
+        extended = dra_extended_resources(cluster, pod)
+        if extended:
+            raise UnsupportedDRAFeatureError(
+                f"extended resources backed by DRA (DRAExtendedResource) are not supported by this scheduler: "
+                f"the pod requests {', '.join(extended)}")
+        state = PodState()
+        try:
+            claims = [c.claim for c in pod_claims(cluster, pod)]
+        except PodClaimError as e:
+            state.reason = e.message
+            return state
+        if not claims:
+            return state
+        for claim in claims:
+            if claim.allocated:
+                continue
+            if claim.key in cluster.assumed_resource_claims:
+                state.reason = f"resource claim {claim.ref} is in the process of being allocated"
+                return state
+            for request in claim.spec.requests:
+                specs = [(request.name, request.exactly)] if request.exactly is not None else [
+                    (f"{request.name}/{s.name}", s) for s in request.first_available]
+                for name, spec in specs:
+                    if spec.device_class_name not in cluster.device_classes:
+                        state.reason = f"request {name}: device class {spec.device_class_name} does not exist"
+                        return state
+            for i, request in enumerate(claim.spec.requests):
+                if request.exactly is not None and request.exactly.admin_access:
+                    if cluster.namespace_labels(claim.namespace).get(ADMIN_NAMESPACE_LABEL) != "true":
+                        state.reason = (f"spec.devices.requests[{i}].adminAccess: Forbidden: admin access to devices "
+                                        f"requires the `{ADMIN_NAMESPACE_LABEL}: true` label on the containing "
+                                        "namespace")
+                        return state
+                    break
+        state.claims = claims
+        state.to_allocate = [c for c in claims if not c.allocated]
+        if state.to_allocate:
+            allocated = cluster.allocated_state()
+            state.allocator = Allocator(cluster.device_classes, cluster.slice_list(), allocated.dedicated,
+                                        self.compiler, allocated.shared, allocated.consumed,
+                                        cluster.dra_slice_cache.setdefault("pools", {}))
+        return state
+
+    # -- Filter ---------------------------------------------------------------------------------------------
+    def __call__(self, pod: Pod, meta: Any, node_info: NodeInfo | None) -> tuple[bool, list[str]]:
+        reasons, _ = self.filter(pod, node_info)
+        return not reasons, reasons
+
+    def filter(self, pod: Pod, node_info: NodeInfo | None) -> tuple[list[str], list[list[DeviceResult]] | None]:
+        """The node's reasons and, where the claims fit, the devices for each claim to allocate."""
+        state = self.state(pod)
+        if state.reason is not None:
+            return [PreFilterReason(state.reason)], None
+        if not state.claims:
+            return [], None
+        node = require_node(node_info)
+        kept = state.nodes.get(node.name)
+        if kept is not None and kept[0] is node:
+            return kept[1], kept[2]
+        unavailable = False
+        for claim in state.claims:
+            selector = claim.allocation_node_selector
+            if selector is not None and not any(t.matches(node.labels, node.name) for t in selector):
+                unavailable = True
+        solution = None
+        if state.allocator is not None:
+            try:
+                solution = state.allocator.allocate(node.name, node.labels, state.to_allocate)
+            except UnsupportedDRAFeature as e:
+                raise UnsupportedDRAFeatureError(e.message) from None
+            except InvalidPoolsError as e:
+                result: tuple[list[str], Any] = ([UnresolvableReason(e.message)], None)
+                state.nodes[node.name] = (node, *result)
+                return result
+            except AllocationError as e:
+                raise PredicateError(e.message) from None
+            if solution is None:
+                result = ([UnresolvableReason(ERR_CANNOT_ALLOCATE)], None)
+                state.nodes[node.name] = (node, *result)
+                return result
+        result = ([UnresolvableReason(ERR_NOT_AVAILABLE)], None) if unavailable else ([], solution)
+        state.nodes[node.name] = (node, *result)
+        return result
+
+    # -- Reserve --------------------------------------------------------------------------------------------
+    def reserve(self, pod: Pod, node_info: NodeInfo | None) -> PodClaims | None:
+        """Upstream's Reserve for the chosen node: each claim's reservation (None: the pod has no claims)."""
+        state = self.state(pod)
+        if not state.claims:
+            return None
+        reasons, solution = self.filter(pod, node_info)
+        if reasons:
+            raise PredicateError(f"claim allocation not found for node: {reasons[0]}")
+        node = require_node(node_info)
+        allocations: dict[tuple[str, str], dict] = {}
+        if state.allocator is not None:
+            assert solution is not None
+            results = state.allocator.allocation_results(node.name, node.labels, state.to_allocate, solution)
+            allocations = {c.key: r for c, r in zip(state.to_allocate, results)}
+        reservations = tuple(ClaimReservation(c, allocations.get(c.key)) for c in state.claims)
+        return PodClaims(pod, node.name, reservations)
+
+    def post_filter_message(self, pod: Pod) -> str:
+        """``PostFilter``'s message: ``still not schedulable`` once PreFilter got the claims, else ``no new
+        claims to deallocate``. (Deallocating an allocated claim reserved for nobody, upstream's other answer,
+        is not done: the claim stays as it is.)"""
+        try:
+            state = self.state(pod)
+        except RefusedPodError:
+            return NO_CLAIMS_TO_DEALLOCATE
+        return STILL_NOT_SCHEDULABLE if state.has_claims else NO_CLAIMS_TO_DEALLOCATE
+
+
+def new_dynamic_resources_predicate(args: PluginFactoryArgs) -> FitPredicate:
+    return DynamicResourcesChecker(args.cluster)
+
+
+def dynamic_resources_of(predicates: dict[str, Callable[..., Any]]) -> DynamicResourcesChecker | None:
+    """The DynamicResources predicate among built predicates (named by the Policy or pod-scoped), if any."""
+    predicate = predicates.get(NAME)
+    return predicate if isinstance(predicate, DynamicResourcesChecker) else None
