@@ -683,7 +683,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--lifetime", type=_positive(float), default=20.0,
                         help="seconds from a pod's bind to its deletion (20)")
     parser.add_argument("--scheduler", default="both", choices=("ours", "modern", "both"))
-    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32"), help="envtest line (server and modern)")
+    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32", "1.36"), help="envtest line (server and modern)")
     parser.add_argument("--seed", type=int, default=1, help="the pods' kinds and ReplicaSets")
     parser.add_argument("--table", type=Path, default=None, help="also write the markdown table to this file")
     parser.add_argument("--render", type=Path, default=None, help="print the table of these JSON lines and exit")

@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.generator import VARIANTS, generate  # noqa: E402
+from benchmarks.harness.ports import free_port  # noqa: E402
 from benchmarks.placement_hash import placement_hash  # noqa: E402
 from benchmarks.throughput import DEFAULT_PROVIDER, percentile_ms  # noqa: E402
 from benchmarks.throughput import run as run_offline  # noqa: E402
@@ -224,12 +224,6 @@ class BindWatch:
 
 
 # -- the daemon -------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def status_mb(pid: int, key: str) -> float | None:
     """A memory figure of ``/proc/PID/status`` (``VmHWM``, ``VmRSS``, ...) in MB; None if the process is gone."""
     try:

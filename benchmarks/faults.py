@@ -122,6 +122,7 @@ from benchmarks import perf_workloads  # noqa: E402
 from benchmarks.daemon_throughput import SCHEDULER_NAME, create_all, daemon_command, vm_hwm_mb  # noqa: E402
 from benchmarks.harness.daemon import wait_until  # noqa: E402
 from benchmarks.harness.envtest import EnvtestServer, assets_dir  # noqa: E402
+from benchmarks.harness.envtest import binary as envtest_binary  # noqa: E402
 from benchmarks.harness.faultproxy import BINDING, FaultProxy  # noqa: E402
 from benchmarks.harness.leaderlock import (  # noqa: E402
     LEASE,
@@ -882,7 +883,7 @@ def start_scheduler(kind: str, feature_gates: str, kubeconfig: str, workdir: Pat
     else:
         config = workdir / f"{name}.json"
         config.write_text(json.dumps(modern_config(kubeconfig, leader_elect, json_only, api_qps), indent=1))
-        binary = assets_dir() / version / "bin" / "kube-scheduler"
+        binary = envtest_binary(version, "kube-scheduler")
         command = [str(binary), "--config", str(config), "--secure-port=0", "-v=2"]
         process = SchedulerProcess(kind, Spawned(name, command, log_path), leader_elect)
     progress(f"starting {name}: {' '.join(process.child.command)}")
@@ -1466,7 +1467,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tight-pods", type=int, default=3000, help="tight's pending pods")
     parser.add_argument("--tight-after", type=float, default=1.0, help="tight: seconds from the first bind to the restart")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32"), help="envtest line (server and modern)")
+    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32", "1.36"), help="envtest line (server and modern)")
     parser.add_argument("--fault-at", type=float, default=3.0, help="seconds into the burst")
     parser.add_argument("--down", type=float, default=5.0, help="seconds the API server stays down")
     parser.add_argument("--cuts", type=int, default=3)

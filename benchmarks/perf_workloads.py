@@ -82,6 +82,11 @@ DAEMON_TOLERATIONS: tuple[dict[str, str], ...] = tuple(
         ("not-ready", "NoExecute"), ("unreachable", "NoExecute"), ("disk-pressure", "NoSchedule"),
         ("memory-pressure", "NoSchedule"), ("pid-pressure", "NoSchedule"), ("unschedulable", "NoSchedule")))
 NS_SELECTOR_LABELS = (("team", "devops"),)  # namespace-with-labels.yaml, and the terms' namespaceSelector
+DRA_DRIVER = "test-driver.cdi.k8s.io"  # createResourceDriver's driverName
+DRA_CLASS = "test-class"  # deviceclass.yaml
+DRA_TEMPLATE = "test-claim-template"  # resourceclaimtemplate.yaml
+DRA_POD_CLAIM = "resource"  # the pod templates' spec.resourceClaims[0].name
+DRA_NODE_LABELS = (("node-with-dra", "true"),)  # node-with-dra-test-driver.yaml
 
 
 @dataclass(frozen=True)
@@ -98,17 +103,24 @@ class PodTemplate:
     priority_class: str | None = None
     priority: int | None = None
     grace: int | None = None
+    requests: bool = True  # False: no requests, no limits, no port (the DRA templates' bare pause container)
 
     def pod(self, name: str, namespace: str, scheduler_name: str, *, node_name: str | None = None,
-            literal_priority: bool = False, claim: str | None = None) -> dict[str, Any]:
+            literal_priority: bool = False, claim: str | None = None,
+            resource_claim: dict[str, str] | None = None) -> dict[str, Any]:
         """The Pod object; ``literal_priority`` sets ``spec.priority`` as admission would (offline snapshots);
-        ``claim``: one volume ``vol`` of that claim (upstream's ``CreatePodWithPersistentVolume``)."""
+        ``claim``: one volume ``vol`` of that claim (upstream's ``CreatePodWithPersistentVolume``);
+        ``resource_claim``: one ``spec.resourceClaims`` entry ``resource`` (its ``resourceClaimName`` or
+        ``resourceClaimTemplateName``) that the container uses."""
         resources = {"cpu": self.cpu, "memory": self.memory}
-        container: dict[str, Any] = {
-            "name": "pause", "image": "registry.k8s.io/pause:3.9", "ports": [{"containerPort": 80}],
-            "resources": {"requests": dict(resources), **({"limits": dict(resources)} if self.limits else {})},
-        }
+        container: dict[str, Any] = {"name": "pause", "image": "registry.k8s.io/pause:3.9"}
+        if self.requests:
+            container["ports"] = [{"containerPort": 80}]
+            container["resources"] = {"requests": dict(resources), **({"limits": dict(resources)} if self.limits else {})}
         spec: dict[str, Any] = {"schedulerName": scheduler_name, "containers": [container]}
+        if resource_claim:
+            container.setdefault("resources", {})["claims"] = [{"name": DRA_POD_CLAIM}]
+            spec["resourceClaims"] = [{"name": DRA_POD_CLAIM, **resource_claim}]
         if self.affinity is not None:
             spec["affinity"] = self.affinity
         if self.topology_spread:
@@ -256,6 +268,68 @@ class CSIVolumes:
 
 
 @dataclass(frozen=True)
+class DRADevices:
+    """Upstream's DRA workloads (``dra/performance-config.yaml``): ``createResourceDriver`` gives every node a
+    ResourceSlice of ``per_node`` devices of :data:`DRA_DRIVER` (dra.go ``resourceSlice``: one pool per node, named
+    after it, one slice; devices ``instance-<i>`` with the attributes ``model`` A100, ``family`` GPU,
+    ``driverVersion`` 1.2.3, ``dra.example.com/numa`` i and the capacity ``memory`` 1Gi); the class
+    :data:`DRA_CLASS` selects the driver in CEL; every pod takes one device, through :data:`DRA_TEMPLATE` in its
+    namespace (the resourceclaim controller makes a claim per pod) or, with ``pods_per_claim``, through the claim
+    ``test-claim-<i // pods_per_claim>`` (``resourceclaim.yaml``, created beforehand) that that many pods share."""
+
+    per_node: int = 10
+    pods_per_claim: int = 0  # 0: the template, a claim per pod
+
+    @staticmethod
+    def device_class() -> dict[str, Any]:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRA_CLASS},
+                "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]}}
+
+    def resource_slice(self, node_name: str) -> dict[str, Any]:
+        devices = [{"name": f"instance-{i}",
+                    "attributes": {"model": {"string": "A100"}, "family": {"string": "GPU"},
+                                   "driverVersion": {"version": "1.2.3"}, "dra.example.com/numa": {"int": i}},
+                    "capacity": {"memory": {"value": "1Gi"}}} for i in range(self.per_node)]
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": node_name},
+                "spec": {"driver": DRA_DRIVER, "nodeName": node_name,
+                         "pool": {"name": node_name, "generation": 0, "resourceSliceCount": 1}, "devices": devices}}
+
+    @staticmethod
+    def _claim_spec() -> dict[str, Any]:
+        return {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": DRA_CLASS}}]}}
+
+    def claim_template(self, namespace: str) -> dict[str, Any]:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": DRA_TEMPLATE, "namespace": namespace}, "spec": {"spec": self._claim_spec()}}
+
+    @staticmethod
+    def claim_name(index: int, pods_per_claim: int) -> str:
+        return f"test-claim-{index // pods_per_claim}"
+
+    def claim(self, namespace: str, name: str) -> dict[str, Any]:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": name, "namespace": namespace}, "spec": self._claim_spec()}
+
+    def pod_claim(self, index: int) -> dict[str, str]:
+        """The pod's ``spec.resourceClaims`` source for the pod of ``index``."""
+        if self.pods_per_claim:
+            return {"resourceClaimName": self.claim_name(index, self.pods_per_claim)}
+        return {"resourceClaimTemplateName": DRA_TEMPLATE}
+
+    def objects(self, node_names: Sequence[str], pods: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The class, every node's slice, and per namespace of ``pods`` the template or the claims they name."""
+        out = [self.device_class(), *(self.resource_slice(n) for n in node_names)]
+        claims: dict[tuple[str, str], None] = {}
+        for pod in pods:
+            namespace = pod["metadata"]["namespace"]
+            for entry in pod["spec"].get("resourceClaims") or ():
+                claims[namespace, entry.get("resourceClaimName") or ""] = None
+        for namespace, name in claims:
+            out.append(self.claim(namespace, name) if name else self.claim_template(namespace))
+        return out
+
+
+@dataclass(frozen=True)
 class DaemonSet:
     """One DaemonSet of SchedulingDaemonSets: its object, and its pod for a node as the 1.26 DaemonSet controller
     makes it from the template (``controller.CreatePodWithControllerRef`` after ``util.CreatePodTemplate``)."""
@@ -320,6 +394,7 @@ class Workload:
     feature_gates: str = ""  # what ours needs for the workload's fields
     priority_classes: tuple[tuple[str, int], ...] = field(default=())
     csi: CSIVolumes | None = None  # SchedulingCSIPVs' CSINodes, and a bound CSI claim per pod
+    dra: DRADevices | None = None  # the DRA workloads' slices, class, and a claim (or template) per pod
     #: The measured pods are these DaemonSets' pods, one per (DaemonSet, node), DaemonSet by DaemonSet.
     daemonsets: tuple[DaemonSet, ...] = ()
     #: createPodSets: node scale -> namespaces ``<namespaces[0]>-<j>`` the init pods fill in blocks (none: all of
@@ -335,7 +410,7 @@ class Workload:
         allocatable = self.csi.node_allocatable(csi_limit) if self.csi else None
         out = []
         for name in self.node_names(count):
-            labels = {}
+            labels = dict(DRA_NODE_LABELS) if self.dra else {}
             if self.zones:
                 labels[ZONE_KEY] = self.zones[rng.intn(len(self.zones))] if len(self.zones) > 1 else self.zones[0]
             out.append(node_object(name, labels=labels, allocatable=allocatable))
@@ -345,7 +420,9 @@ class Workload:
         """One CSINode per node (none without ``csi``); ``csi_limit`` overrides upstream's count."""
         return [self.csi.csinode(name, csi_limit) for name in self.node_names(count)] if self.csi else []
 
-    def _claim(self, name: str) -> dict[str, Any]:
+    def _claim(self, name: str, index: int) -> dict[str, Any]:
+        if self.dra:
+            return {"resource_claim": self.dra.pod_claim(index)}
         return {"claim": CSIVolumes.claim_name(name)} if self.csi else {}
 
     def init_namespaces(self, scale: int = 500) -> tuple[str, ...]:
@@ -369,7 +446,7 @@ class Workload:
         """``namespaces``: filled in blocks, the first ``count / len`` pods in the first (createPodSets);
         default: ``namespaces[0]``."""
         spread = tuple(namespaces) or (self.namespaces[0],)
-        return [self.init.pod(name, spread[i * len(spread) // count], scheduler_name, **self._claim(name), **kw)
+        return [self.init.pod(name, spread[i * len(spread) // count], scheduler_name, **self._claim(name, i), **kw)
                 for i, name in ((i, f"init-{i:06d}") for i in range(count))]
 
     def measured_pods(self, count: int, scheduler_name: str, *, nodes: int | None = None,
@@ -386,8 +463,8 @@ class Workload:
                 uid = (owners or {}).get(ds.name) or offline_uid(ds.name)
                 out.append(ds.pod(f"pod-{i:06d}", names[i % nodes], uid, scheduler_name, **kw))
             return out
-        return [self.measured.pod(name, self.namespaces[1], scheduler_name, **self._claim(name), **kw)
-                for name in (f"pod-{i:06d}" for i in range(count))]
+        return [self.measured.pod(name, self.namespaces[1], scheduler_name, **self._claim(name, i), **kw)
+                for i, name in ((i, f"pod-{i:06d}") for i in range(count))]
 
     def daemonset_objects(self, scheduler_name: str, *, uids: bool = False) -> list[dict[str, Any]]:
         """The DaemonSets (``uids``: with :func:`offline_uid`, as offline objects)."""
@@ -454,6 +531,19 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
 VOLUME_WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("SchedulingCSIVolumes", POD_DEFAULT, POD_DEFAULT, {500: (500, 500, 1000), 5000: (5000, 5000, 1000)},
              csi=CSIVolumes()),
+)}
+
+#: Upstream's DRA workloads (``dra/performance-config.yaml``, their ``5000pods_500nodes`` sizes; at 5,000 nodes the
+#: same pods over ten times the nodes): pods of ``pod-with-claim-template.yaml`` / ``pod-with-claim-ref.yaml``
+#: (a bare pause container using the claim), init pods in ``init``, measured ones in ``test``.
+POD_WITH_RESOURCE_CLAIM = PodTemplate("pod-with-claim-template.yaml", requests=False)
+DRA_WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    Workload("SchedulingWithResourceClaimTemplate", POD_WITH_RESOURCE_CLAIM, POD_WITH_RESOURCE_CLAIM,
+             {500: (500, 2500, 2500), 5000: (5000, 2500, 2500)}, namespaces=("init", "test"),
+             dra=DRADevices(per_node=10)),
+    Workload("SchedulingWithResourceClaim", POD_WITH_RESOURCE_CLAIM, POD_WITH_RESOURCE_CLAIM,
+             {500: (500, 2500, 2500), 5000: (5000, 2500, 2500)}, namespaces=("init", "test"),
+             dra=DRADevices(per_node=2, pods_per_claim=5)),
 )}
 
 #: Workloads whose pods carry fields 1.9 never had (``matchFields``, ``namespaceSelector``), apart from

@@ -2,12 +2,15 @@
 
 Kubernetes benchmarks its scheduler with ``test/integration/scheduler_perf/``; ``perf_workloads.py`` holds 14
 of its workloads (``WORKLOADS``; SchedulingCSIVolumes, upstream's SchedulingCSIPVs, in ``VOLUME_WORKLOADS``;
-and in ``MODERN_FIELD_WORKLOADS`` SchedulingDaemonSets and upstream's ns-selector pod affinity, required and
-preferred: nodes, init pods, measured pods, sizes at 500 and 5,000 nodes). This script runs each of them for
+in ``MODERN_FIELD_WORKLOADS`` SchedulingDaemonSets and upstream's ns-selector pod affinity, required and
+preferred; in ``DRA_WORKLOADS`` upstream's SchedulingWithResourceClaimTemplate and SchedulingWithResourceClaim,
+only on a line that serves ``resource.k8s.io/v1`` (``--version 1.36``): nodes, init pods, measured pods, sizes at
+500 and 5,000 nodes). This script runs each of them for
 **ours** (``policy-scheduler run`` of this checkout: DefaultProvider, scheduler name ``policy-scheduler-bench``,
 ``--feature-gates`` from the workload, e.g. ``PodPriority=true`` for PreemptionBasic) and the **modern**
-kube-scheduler of ``--version`` (1.26 or 1.32: the default profile under the name ``modern-scheduler-bench``),
-each run on a fresh envtest API server of that line, both clients unthrottled (qps = burst = 5000). Every run
+kube-scheduler of ``--version`` (1.26, 1.32 or 1.36: the default profile under the name ``modern-scheduler-bench``),
+each run on a fresh envtest API server of that line (with the DRA workloads' templates, also that line's
+kube-controller-manager running only its resourceclaim controller, which makes each pod's claim), both clients unthrottled (qps = burst = 5000). Every run
 starts the same way: the workload's namespaces (``sched-0``/``sched-1``; the ns-selector workloads'
 ``init-ns-<j>`` and ``measure-ns-0``, labelled ``team: devops``), its PriorityClass and DaemonSets where it
 needs them (the DaemonSets' uids go into their pods' owner references), the nodes (zones drawn from
@@ -63,7 +66,9 @@ error):
   that lead to no CSI PV), ``daemon_pods_missing`` (SchedulingDaemonSets: of the ``daemon_pods_expected``
   (DaemonSet, node) pairs the measured pods name, those without a bound pod on that node whose controller
   reference names that DaemonSet with its uid as read back), and for preemption, ``victims`` (bound init pods
-  deleted), ``victim_nodes_without_preemptor`` (nodes that lost victims but hold no pod of a higher
+  deleted), ``dra_violations`` (DRA workloads: bound pods whose claim is missing, unallocated, allocated
+  devices of another node's pool or not reserved for the pod, and devices held by two claims;
+  ``dra_devices_allocated`` the devices held at the end), ``victim_nodes_without_preemptor`` (nodes that lost victims but hold no pod of a higher
   priority) and ``unneeded_victims`` (victims that would still fit back on their node beside its final pods).
   ``failed_checks`` names the non-zero ones.
 
@@ -86,9 +91,9 @@ error or Ctrl-C; ``--keep`` keeps the work directory (the schedulers' and creato
     python benchmarks/scheduler_perf.py --workload SchedulingCSIVolumes --nodes 8 --csi-limit 2
     python benchmarks/scheduler_perf.py --render perf.jsonl
 
-Options: ``--workload A,B`` (repeatable; default: all 14), ``--scale 500|5000``, ``--nodes`` (the init and
+Options: ``--workload A,B`` (repeatable; default: all 14, and the 2 DRA workloads from 1.34), ``--scale 500|5000``, ``--nodes`` (the init and
 measured pods then scale with it from the variant's, unless given too), ``--init-pods``, ``--measured-pods``,
-``--seed`` (1), ``--scheduler ours|modern|both``, ``--mode backlog|stream|both``, ``--version 1.26|1.32``,
+``--seed`` (1), ``--scheduler ours|modern|both``, ``--mode backlog|stream|both``, ``--version 1.26|1.32|1.36``,
 ``--repeat`` (1), ``--csi-limit`` (the CSINodes' count, default 39), ``--timeout`` (600 s for the measurement;
 the init pods get as long, and a run whose init pods do not all bind in it fails), ``--creators``,
 ``--creator-threads``. Ours is the daemon of this checkout (its root first on ``PYTHONPATH``); ``commit`` in
@@ -144,9 +149,11 @@ from benchmarks.faults import (  # noqa: E402
     start_scheduler,
     stop_server,
 )
+from benchmarks.harness.controllers import ControllerManager  # noqa: E402
 from benchmarks.harness.daemon import wait_until  # noqa: E402
 from benchmarks.harness.envtest import EnvtestServer, assets_dir  # noqa: E402
 from benchmarks.perf_workloads import (  # noqa: E402
+    DRA_WORKLOADS,
     HOSTNAME_KEY,
     MODERN_FIELD_WORKLOADS,
     NODE_CPU,
@@ -155,6 +162,7 @@ from benchmarks.perf_workloads import (  # noqa: E402
     NODE_PODS,
     VOLUME_WORKLOADS,
     WORKLOADS,
+    DRADevices,
     PodTemplate,
     Workload,
 )
@@ -170,8 +178,13 @@ THREADS = 8  # this script's own creates (nodes, init pods)
 QUIET, QUIET_MAX = 0.5, 5.0  # after the last measured bind: until 0.5 s without a bind or deletion (5 s at most)
 CHECKS = ("overcommitted_nodes", "unfit_bound", "node_affinity_violations", "anti_affinity_violations",
           "pod_affinity_violations", "spread_violations", "csi_limit_violations", "daemon_pods_missing",
-          "victim_nodes_without_preemptor", "unneeded_victims")
-PERF_WORKLOADS: dict[str, Workload] = {**WORKLOADS, **VOLUME_WORKLOADS, **MODERN_FIELD_WORKLOADS}  # --workload all
+          "victim_nodes_without_preemptor", "unneeded_victims", "dra_violations")
+PERF_WORKLOADS: dict[str, Workload] = {**WORKLOADS, **VOLUME_WORKLOADS, **MODERN_FIELD_WORKLOADS, **DRA_WORKLOADS}
+DRA_FROM = "1.34"  # the first line that serves resource.k8s.io/v1 (DRA GA)
+DRA_PATHS = {"DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+             "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+             "ResourceClaim": "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims",
+             "ResourceClaimTemplate": "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaimtemplates"}
 PV_PATH, CLAIM_PATH = "/api/v1/persistentvolumes", "/api/v1/namespaces/{ns}/persistentvolumeclaims"
 CSINODE_PATH = "/apis/storage.k8s.io/v1/csinodes"
 NAMESPACES_PATH = "/api/v1/namespaces"
@@ -179,12 +192,16 @@ DAEMONSET_PATH, ALL_DAEMONSETS = "/apis/apps/v1/namespaces/{ns}/daemonsets", "/a
 
 
 # -- the sizes --------------------------------------------------------------------------------------
-def room_per_node(template: PodTemplate, csi_limit: int | None = None) -> int:
+def room_per_node(template: PodTemplate, csi_limit: int | None = None, dra: DRADevices | None = None) -> int:
     """How many pods of the template one empty node-default.yaml node holds (each pod with a CSI volume of its
-    own: at most ``csi_limit``)."""
-    return min(NODE_PODS, int(parse_quantity(NODE_CPU) / parse_quantity(template.cpu)),
-               int(parse_quantity(NODE_MEMORY) / parse_quantity(template.memory)),
-               NODE_PODS if csi_limit is None else csi_limit)
+    own: at most ``csi_limit``; with ``dra``, a device per claim: its devices times the pods sharing a claim)."""
+    room = NODE_PODS if csi_limit is None else min(NODE_PODS, csi_limit)
+    if dra is not None:
+        room = min(room, dra.per_node * (dra.pods_per_claim or 1))
+    if not template.requests:
+        return room
+    return min(room, int(parse_quantity(NODE_CPU) / parse_quantity(template.cpu)),
+               int(parse_quantity(NODE_MEMORY) / parse_quantity(template.memory)))
 
 
 def one_per_host(template: PodTemplate) -> bool:
@@ -211,7 +228,7 @@ class Cell:
     def expected_init(self) -> int:
         """Init pods that fit (none in Unschedulable; one per node at most with hostname anti-affinity; the CSI
         limit per node where each pod has a volume: init and measured pods share it)."""
-        room = self.nodes * room_per_node(self.workload.init, self.csi_limit)
+        room = self.nodes * room_per_node(self.workload.init, self.csi_limit, self.workload.dra)
         return min(self.init, room, self.nodes if one_per_host(self.workload.init) else room)
 
     @property
@@ -221,7 +238,7 @@ class Cell:
         w = self.workload
         if w.daemonsets:  # one pod per (DaemonSet, node): each small beside its node's init pods
             return min(self.measured, self.nodes * len(w.daemonsets))
-        room = self.nodes * room_per_node(w.measured, self.csi_limit)
+        room = self.nodes * room_per_node(w.measured, self.csi_limit, w.dra)
         if (w.measured.priority or 0) <= (w.init.priority or 0):
             room -= self.expected_init
         if one_per_host(w.measured):
@@ -575,6 +592,44 @@ def csi_volume_checks(bound: list[dict[str, Any]], volumes: Volumes | None) -> d
             "csi_volumes_unresolved": unresolved}
 
 
+def pod_claim_names(pod: dict[str, Any]) -> list[str]:
+    """The ResourceClaims a pod uses: ``resourceClaimName``, or for a template the name its status records."""
+    generated = {s["name"]: s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
+    out = []
+    for entry in pod["spec"].get("resourceClaims") or ():
+        name = entry.get("resourceClaimName") or generated.get(entry["name"])
+        out.append(name or "")
+    return out
+
+
+def dra_checks(bound: list[dict[str, Any]], claims: Mapping[tuple[str, str], dict[str, Any]] | None) -> dict[str, Any]:
+    """``dra_violations``: bound pods with a claim that is missing, not allocated, allocated devices of a pool
+    other than the pod's node's (every slice here is its node's pool), or not reserved for the pod; plus devices
+    allocated to two claims. ``dra_devices_allocated``: the devices the claims hold at the end."""
+    if claims is None:
+        return {"dra_violations": 0, "dra_devices_allocated": None}
+    violations = 0
+    for pod in bound:
+        namespace = pod["metadata"].get("namespace") or "default"
+        for name in pod_claim_names(pod):
+            claim = claims.get((namespace, name)) or {}
+            status = claim.get("status") or {}
+            results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or ()
+            reserved = {r.get("uid") for r in status.get("reservedFor") or ()}
+            violations += (not results or any(r.get("pool") != pod["spec"]["nodeName"] for r in results)
+                           or pod["metadata"].get("uid") not in reserved)
+    devices = Counter((r.get("driver"), r.get("pool"), r.get("device")) for c in claims.values()
+                      for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")
+                      or ())
+    violations += sum(n - 1 for n in devices.values() if n > 1)
+    return {"dra_violations": violations, "dra_devices_allocated": len(devices)}
+
+
+def read_claims(rest: RestClient) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(c["metadata"]["namespace"], c["metadata"]["name"]): c
+            for c in rest.get("/apis/resource.k8s.io/v1/resourceclaims")["items"]}
+
+
 @dataclass
 class Daemons:
     """What SchedulingDaemonSets should end with: a pod of each DaemonSet on each node its created pods name
@@ -618,11 +673,13 @@ class Daemons:
 def placement_checks(workload: Workload, pods: dict[str, dict[str, Any]], nodes: dict[str, NodeState],
                      binds: Mapping[str, Bind], init_names: list[str],
                      volumes: Volumes | None = None, *, namespace_labels: Mapping[str, dict[str, str]] | None = None,
-                     daemons: Daemons | None = None) -> dict[str, Any]:
+                     daemons: Daemons | None = None,
+                     claims: Mapping[tuple[str, str], dict[str, Any]] | None = None) -> dict[str, Any]:
     """The counts of ``CHECKS`` (and ``spread_skew``, ``victims``, the CSI volumes' figures) over the final
     objects and the binds the watch saw (victims: init pods bound, then gone); ``volumes``: the claims, PVs and
     CSINodes (None: no pod has a volume); ``namespace_labels``: each namespace's labels (terms'
-    ``namespaceSelector``); ``daemons``: the DaemonSet pods that should run where (None: no DaemonSets)."""
+    ``namespaceSelector``); ``daemons``: the DaemonSet pods that should run where (None: no DaemonSets);
+    ``claims``: the ResourceClaims read back (None: no pod has one)."""
     placement = Placement(pods, nodes, {n: b.at for n, b in binds.items()}, namespace_labels)
     out: dict[str, Any] = dict.fromkeys(CHECKS, 0)
     out["overcommitted_nodes"] = sum(1 for n in nodes.values() if n.over())
@@ -644,6 +701,7 @@ def placement_checks(workload: Workload, pods: dict[str, dict[str, Any]], nodes:
     out.update(csi_volume_checks(placement.bound, volumes))
     out["daemon_pods_missing"] = daemons.missing(placement.bound) if daemons is not None else 0
     out["daemon_pods_expected"] = len(daemons.expected) if daemons is not None else None
+    out.update(dra_checks(placement.bound, claims))
 
     # Preemption: the init pods bound and gone at the end, by the node they were bound to.
     victims = Counter(binds[n].node for n in init_names if n in binds and n not in pods)
@@ -687,6 +745,16 @@ def create_volumes(rest: RestClient, workload: Workload, pods: list[dict[str, An
             pass
 
 
+def create_dra_objects(rest: RestClient, objects: list[dict[str, Any]]) -> None:
+    """The DRA workloads' class, slices, and templates or claims (as their ``createAny`` ops do)."""
+    for kind in DRA_PATHS:
+        bodies = [o for o in objects if o["kind"] == kind]
+        namespaces = {o["metadata"].get("namespace", "") for o in bodies}
+        for namespace in sorted(namespaces):
+            path = DRA_PATHS[kind].format(ns=namespace)
+            create_all(rest, path, [o for o in bodies if o["metadata"].get("namespace", "") == namespace], THREADS)
+
+
 def group_peak_rss(pgid: int) -> list[float]:
     """``VmHWM`` (MB) of every live process in the process group ``pgid``, the leader first."""
     members = []
@@ -719,6 +787,7 @@ class PerfRun:
         self.schedulers: list[SchedulerProcess] = []
         self.watch: PodWatch | None = None
         self.creators: Creators | None = None
+        self.controllers: ControllerManager | None = None
         self.label = f"{cell.name}/{mode} {kind} #{repeat}"
 
     def identity(self) -> dict[str, Any]:
@@ -756,6 +825,13 @@ class PerfRun:
             create_volumes(self.rest, w, self.init_bodies + self.measured_bodies, THREADS)
             progress(f"created {cell.nodes} CSINodes (limit {cell.csi_limit}) and "
                      f"{len(self.init_bodies) + len(self.measured_bodies)} bound PVs and claims "
+                     f"in {time.monotonic() - began:.1f}s")
+        if w.dra is not None:
+            began = time.monotonic()
+            create_dra_objects(self.rest, w.dra.objects(w.node_names(cell.nodes), self.init_bodies + self.measured_bodies))
+            if not w.dra.pods_per_claim:  # the resourceclaim controller makes each pod's claim from the template
+                self.controllers = ControllerManager(self.server, self.dir, ("resourceclaim-controller",)).start()
+            progress(f"created the DeviceClass and {cell.nodes} ResourceSlices of {w.dra.per_node} devices "
                      f"in {time.monotonic() - began:.1f}s")
         resource_version = self.rest.get(ALL_PODS, {"limit": 1})["metadata"]["resourceVersion"]
         self.watch = PodWatch(self.server.kubeconfig, resource_version, set(self.measured_names), None,
@@ -873,7 +949,8 @@ class PerfRun:
                                Volumes.read(self.rest) if cell.workload.csi is not None else None,
                                namespace_labels={n["metadata"]["name"]: n["metadata"].get("labels") or {}
                                                  for n in self.rest.get(NAMESPACES_PATH)["items"]},
-                               daemons=self._daemons()),
+                               daemons=self._daemons(),
+                               claims=read_claims(self.rest) if cell.workload.dra is not None else None),
             "scheduler_exit_codes": codes,
         }
 
@@ -892,6 +969,8 @@ class PerfRun:
         for part in (self.creators, self.watch):
             if part is not None:
                 part.stop()
+        if self.controllers is not None:
+            self.controllers.stop()
         stop_server(self.server)
 
 
@@ -969,7 +1048,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="the nodes' zones")
     parser.add_argument("--scheduler", default="both", choices=("ours", "modern", "both"))
     parser.add_argument("--mode", default="both", choices=("backlog", "stream", "both"))
-    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32"), help="envtest line (server and modern)")
+    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32", "1.36"), help="envtest line (server and modern)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--csi-limit", type=int, default=None,
                         help="the CSINodes' volume count of the volume workloads (default: upstream's 39)")
@@ -981,7 +1060,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.schedulers = list(SCHEDULERS) if args.scheduler == "both" else [args.scheduler]
     args.modes = list(MODES) if args.mode == "both" else [args.mode]
-    args.workload = _choices(args.workload or ["all"], tuple(PERF_WORKLOADS), "workload")
+    dra_served = tuple(int(x) for x in args.version.split(".")) >= tuple(int(x) for x in DRA_FROM.split("."))
+    everything = tuple(n for n in PERF_WORKLOADS if dra_served or n not in DRA_WORKLOADS)
+    args.workload = _choices(args.workload or ["all"], tuple(PERF_WORKLOADS), "workload", everything=everything)
+    if not dra_served and any(n in DRA_WORKLOADS for n in args.workload):
+        raise SystemExit(f"--workload {','.join(n for n in args.workload if n in DRA_WORKLOADS)}: DRA needs a server "
+                         f"of {DRA_FROM} or newer (resource.k8s.io/v1): --version 1.36")
     return args
 
 

@@ -45,7 +45,7 @@ from benchmarks import faults  # noqa: E402
 from benchmarks import scheduler_perf as perf  # noqa: E402
 from benchmarks.faults import SchedulerProcess, Spawned, modern_config, ours_command, progress  # noqa: E402
 from benchmarks.harness.daemon import free_port  # noqa: E402
-from benchmarks.harness.envtest import assets_dir  # noqa: E402
+from benchmarks.harness.envtest import binary as envtest_binary  # noqa: E402
 from policy_scheduler.kube.client.kubeconfig import api_client  # noqa: E402
 from policy_scheduler.kube.client.rest import ApiError, RestClient  # noqa: E402
 
@@ -157,7 +157,7 @@ class Harness:
         else:
             config = workdir / f"{name}.json"
             config.write_text(json.dumps(modern_config(kubeconfig, leader_elect, json_only), indent=1))
-            binary = assets_dir() / version / "bin" / "kube-scheduler"
+            binary = envtest_binary(version, "kube-scheduler")
             command = [str(binary), "--config", str(config), *serving, "-v=2"]
             process = SchedulerProcess(kind, Spawned(name, command, log_path), leader_elect)
         progress(f"starting {name}: {' '.join(process.child.command)}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,14 +17,9 @@ from typing import Any
 from policy_scheduler.kube.client.rest import ApiError, RestClient
 
 from .pki import SCRAPER, client_context, shared_pki
+from .ports import free_port
 
 SCHEDULER = "policy-scheduler"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1, what: str = "condition") -> Any:

@@ -33,6 +33,7 @@ from fractions import Fraction
 from math import ceil
 from typing import Any, Protocol
 
+from ..errors import SchedulingError, UserError
 from ..model.dra import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
@@ -85,9 +86,17 @@ class CELEnvironment:
     runtime_error: type[Exception]
 
 
-def default_environment() -> CELEnvironment:
-    from . import cel  # the CEL environment; imported when an allocator is first built
+class CELUnavailableError(SchedulingError, UserError):
+    """No CEL runtime to evaluate DRA's selectors with (cel-expr-python ships wheels for Python 3.11 and newer
+    only): a pod with claims fails with this message, a snapshot with DRA objects is refused in one line."""
 
+
+def default_environment() -> CELEnvironment:
+    try:
+        from . import cel  # the CEL environment; imported when an allocator is first built
+    except ImportError as e:
+        raise CELUnavailableError(
+            f"DRA's CEL selectors need the cel-expr-python package (Python 3.11 or newer): {e}") from e
     return CELEnvironment(cel.compile_selector, cel.CELCompileError, cel.CELRuntimeError)
 
 

@@ -30,7 +30,16 @@ from benchmarks.perf_workloads import (
     ZONE_KEY,
     CSIVolumes,
 )
-from benchmarks.scheduler_perf import CHECKS, PERF_WORKLOADS, Cell, Daemons, Volumes, main, placement_checks
+from benchmarks.scheduler_perf import (
+    CHECKS,
+    PERF_WORKLOADS,
+    Cell,
+    Daemons,
+    Volumes,
+    dra_checks,
+    main,
+    placement_checks,
+)
 from policy_scheduler.algorithm_source import from_provider
 from policy_scheduler.model.openapi import OpenAPIValidator, resolve_version
 from policy_scheduler.offline.simulate import simulate
@@ -279,6 +288,53 @@ def test_pod_affinity_check_follows_the_namespace_selector() -> None:
             "namespaceSelector"] = {}
     out = placement_checks(WORKLOADS["SchedulingBasic"], pods, nodes, binds, [], namespace_labels=labels)
     assert out["pod_affinity_violations"] == 0
+
+
+def test_dra_workload_objects_are_upstreams_shape() -> None:
+    """createResourceDriver's slice per node (pool = node, 10 devices with upstream's attributes), the CEL class, a
+    template per namespace; the shared-claim workload: claim i // 5 per pod, 2 devices per node."""
+    w = PERF_WORKLOADS["SchedulingWithResourceClaimTemplate"]
+    pods = w.init_pods(3, "s") + w.measured_pods(3, "s")
+    objects = w.dra.objects(w.node_names(2), pods)
+    assert [(o["kind"], o["metadata"].get("namespace")) for o in objects] == [
+        ("DeviceClass", None), ("ResourceSlice", None), ("ResourceSlice", None),
+        ("ResourceClaimTemplate", "init"), ("ResourceClaimTemplate", "test")]
+    slice_spec = objects[1]["spec"]
+    assert slice_spec["pool"] == {"name": "node-00000", "generation": 0, "resourceSliceCount": 1}
+    assert slice_spec["nodeName"] == "node-00000" and len(slice_spec["devices"]) == 10
+    assert slice_spec["devices"][3]["attributes"]["dra.example.com/numa"] == {"int": 3}
+    assert objects[0]["spec"]["selectors"][0]["cel"]["expression"] == 'device.driver == "test-driver.cdi.k8s.io"'
+    assert pods[0]["spec"]["resourceClaims"] == [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]
+    assert pods[0]["spec"]["containers"][0]["resources"] == {"claims": [{"name": "resource"}]}
+    shared = PERF_WORKLOADS["SchedulingWithResourceClaim"]
+    names = [p["spec"]["resourceClaims"][0]["resourceClaimName"] for p in shared.measured_pods(11, "s")]
+    assert names == ["test-claim-0"] * 5 + ["test-claim-1"] * 5 + ["test-claim-2"]
+    assert Cell(shared, 500, 2500, 2500).expected_bound == 2500  # 500 nodes x 2 devices x 5 pods, half for init
+
+
+def _claim(name: str, results: list[tuple[str, str]], reserved: list[str]) -> dict:
+    return {"metadata": {"name": name, "namespace": "test"}, "status": {
+        "allocation": {"devices": {"results": [
+            {"request": "req-0", "driver": "d", "pool": pool, "device": device} for pool, device in results]}},
+        "reservedFor": [{"resource": "pods", "name": u, "uid": u} for u in reserved]}}
+
+
+def test_dra_check_counts_unallocated_misplaced_unreserved_and_doubly_allocated() -> None:
+    def pod(name: str, node: str, claim: str) -> dict:
+        return {"metadata": {"name": name, "namespace": "test", "uid": name},
+                "spec": {"nodeName": node, "resourceClaims": [{"name": "resource", "resourceClaimName": claim}]}}
+
+    claims = {("test", c["metadata"]["name"]): c for c in (
+        _claim("good", [("n1", "a")], ["p1"]), _claim("elsewhere", [("n2", "a")], ["p2"]),
+        _claim("unreserved", [("n1", "b")], []), _claim("twice", [("n1", "a")], ["p4"]),
+        {"metadata": {"name": "pending", "namespace": "test"}})}
+    bound = [pod("p1", "n1", "good"), pod("p2", "n1", "elsewhere"), pod("p3", "n1", "unreserved"),
+             pod("p4", "n1", "twice"), pod("p5", "n1", "pending"), pod("p6", "n1", "missing")]
+    out = dra_checks(bound, claims)
+    # p2 (another node's pool), p3 (not reserved), p5 (unallocated), p6 (no claim); device n1/a held twice
+    assert out == {"dra_violations": 5, "dra_devices_allocated": 3}
+    assert dra_checks(bound[:1], claims) == {"dra_violations": 1, "dra_devices_allocated": 3}
+    assert dra_checks(bound, None) == {"dra_violations": 0, "dra_devices_allocated": None}
 
 
 #: The tiny runs, one test per workload and mode (each runs both schedulers, each on a fresh API server), so that

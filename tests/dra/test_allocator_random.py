@@ -230,7 +230,7 @@ def test_the_allocator_finds_upstreams_first_allocation(seed):
     claims = random_claims(rng)
     class_map = classes()
     expected = brute_force(claims, slices, allocated, class_map)
-    cel = dra_allocator.default_environment()  # the real CEL where it is, else the stand-in (conftest)
+    cel = dra_allocator.default_environment()
     try:
         solution = Allocator(class_map, slices, allocated, cel).allocate(NODE, {}, claims)
     except Exception as e:  # pragma: no cover - reported with the case

@@ -598,7 +598,7 @@ ROWS: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("name", list(ROWS))
 def test_upstream_allocator_row(name):
     r = ROWS[name]
-    cel = dra_allocator.default_environment()  # the real CEL where it is, else the stand-in (conftest)
+    cel = dra_allocator.default_environment()
     allocator = Allocator({c.name: c for c in r["classes"]}, r["slices"], frozenset(r["allocated"]), cel)
     node_name, labels = r["node"]
     if r["error"] is not None:
@@ -623,7 +623,7 @@ def test_counters_are_kept_per_pool_name_as_upstream_keys_them():
     """Not a row of upstream's table: upstream's ``availableCounters`` and ``consumedCounters`` are keyed by the
     pool's name (``pool.PoolID.Pool``), not by driver and name, so two drivers' pools of one name share what
     is counted. Kept as upstream does it (same decisions), and pinned here."""
-    cel = dra_allocator.default_environment()  # the real CEL where it is, else the stand-in (conftest)
+    cel = dra_allocator.default_environment()
     slices = [
         resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, counted(DEVICE1, "2"), count=2),
         resource_slice(SLICE2, NODE1, POOL1, DRIVER_A, count=2, counters=[counter_set(COUNTER_SET1, memory="3")]),
@@ -643,7 +643,7 @@ def test_a_shared_devices_used_capacity_passes_the_search_on_to_the_next_device(
     (``CmpRequestOverCapacity``: a request naming no capacity consumes all of it), so the next device is
     allocated, as upstream would; unshared, the device comes first in upstream's order: a share of it, with its
     ID and the capacity it consumes."""
-    cel = dra_allocator.default_environment()  # the real CEL where it is, else the stand-in (conftest)
+    cel = dra_allocator.default_environment()
     slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A,
                              device(DEVICE0, {"memory": "16Gi"}, None, allowMultipleAllocations=True),
                              device(DEVICE1, {"memory": "16Gi"}))]
@@ -671,7 +671,7 @@ def test_a_shared_devices_used_capacity_passes_the_search_on_to_the_next_device(
     ({f"{DRIVER_A}/memory": "8Gi"}, DEVICE1),  # a qualified name is the device's own
 ])
 def test_a_requests_capacity_picks_devices_with_room(requests, expected):
-    cel = dra_allocator.default_environment()  # the real CEL where it is, else the stand-in (conftest)
+    cel = dra_allocator.default_environment()
     slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE0, {"memory": "4Gi"}),
                              device(DEVICE1, {"memory": "16Gi"}))]
     spec = request(REQ0, CLASS_A)
@@ -794,7 +794,7 @@ CONSUMABLE: dict[str, tuple[list, list, list, dict, list | None]] = {
 @pytest.mark.parametrize("name", list(CONSUMABLE))
 def test_upstream_consumable_capacity_row(name):
     claims, classes, devices, consumed, expected = CONSUMABLE[name]
-    cel = dra_allocator.default_environment()  # the real CEL where it is, else the stand-in (conftest)
+    cel = dra_allocator.default_environment()
     slices = [resource_slice(SLICE1, NODE1, POOL1, DRIVER_A, *devices)]
     used = {(DRIVER_A, POOL1, d): {f"{DRIVER_A}/{CAP0}": Fraction(v)} for d, v in consumed.items()}
     allocator = Allocator({c.name: c for c in classes}, slices, frozenset(), cel, frozenset(used), used)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from benchmarks.harness.ports import free_port
 from policy_scheduler.cli import main
 from policy_scheduler.offline.report import explain_schema
 
@@ -117,14 +117,8 @@ def test_managed_resources_skip_other_pods(server, tmp_path):
     assert [c["outcome"] for c in explained["extenders"]] == ["not interested", "not interested"]
 
 
-def _unused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_unreachable_extender_fails_the_pod_with_upstreams_message(tmp_path):
-    port = _unused_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/scheduler"
     cluster, policy = write(tmp_path, [extender(url)], [pod("web")])
     assert simulate(cluster, policy)["default/web"]["error"] == (
@@ -133,7 +127,7 @@ def test_unreachable_extender_fails_the_pod_with_upstreams_message(tmp_path):
 
 
 def test_unreachable_ignorable_extender_is_skipped_with_a_warning(tmp_path, caplog):
-    url = f"http://127.0.0.1:{_unused_port()}/scheduler"
+    url = f"http://127.0.0.1:{free_port()}/scheduler"
     cluster, policy = write(tmp_path, [extender(url, ignorable=True)], [pod("web")])
     with caplog.at_level(logging.WARNING):
         placements = simulate(cluster, policy)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import time
 
 import pytest
 
+from benchmarks.harness.ports import free_port
 from policy_scheduler.api.types import ExtenderConfig, ExtenderManagedResource, TLSConfig
 from policy_scheduler.core.extender import ExtenderError
 from policy_scheduler.core.http_extender import HTTPExtender, HTTPExtenderFactory
@@ -191,9 +191,7 @@ def test_timeout(server):
 
 
 def test_connection_refused():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     state = cluster()
     with pytest.raises(ExtenderError) as exc:
         _extender(f"http://127.0.0.1:{port}/scheduler").filter(as_pod(pod("p")), state.node_list(), state.node_infos)

@@ -36,11 +36,11 @@ from typing import Any
 import pytest
 from kubernetes.utils import parse_quantity
 
+from benchmarks.harness.controllers import ControllerManager
 from benchmarks.harness.daemon import Cluster, DaemonProcess, LoggedProcess, node, pod, wait_until
 from benchmarks.harness.envtest import EnvtestServer
 from policy_scheduler.kube.client.rest import MERGE_PATCH, ApiError
 
-from .controllers import ControllerManager
 from .reference import ReferenceScheduler
 from .side_by_side import (  # noqa: F401 - the *_fixture names: for pytest to find
     LINES,

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks.harness.controllers import ControllerManager
 from benchmarks.harness.envtest import EnvtestServer
 
-from .controllers import ControllerManager
 from .side_by_side import (  # noqa: F401 - the *_fixture names: for pytest to find
     Pool,
     cluster_fixture,

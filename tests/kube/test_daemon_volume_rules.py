@@ -27,12 +27,12 @@ from typing import Any
 
 import pytest
 
+from benchmarks.harness.controllers import ControllerManager
 from benchmarks.harness.daemon import LoggedProcess
 from benchmarks.harness.envtest import EnvtestServer
 from policy_scheduler.kube.client.rest import ApiError
 
 from . import side_by_side
-from .controllers import ControllerManager
 from .side_by_side import (  # noqa: F401 - the *_fixture names: for pytest to find
     LINES,
     Pool,

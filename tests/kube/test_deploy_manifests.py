@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import pytest
 import yaml
 
 from benchmarks.harness.envtest import ROOT, EnvtestServer, start_server
+from benchmarks.harness.ports import free_port
 from policy_scheduler.api import lint_policy, load_policy_file, load_policy_from_configmap
 from policy_scheduler.kube.client.kubeconfig import api_client
 from policy_scheduler.kube.client.rest import MERGE_PATCH, ApiError, RestClient
@@ -457,9 +457,7 @@ def test_the_daemon_runs_with_the_deployments_arguments_and_this_rbac(clients, t
     admin.post("/api/v1/nodes", {"metadata": {"name": "worker", "labels": {"kubernetes.io/hostname": "worker"}},
                                  "status": {"capacity": resources, "allocatable": resources,
                                             "conditions": [{"type": "Ready", "status": "True"}]}})
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     # (In a pod the client and delegated authentication and authorization all use the in-cluster token.)
     args = [a for a in container()["args"] if not a.startswith("--secure-port=")]
     args += [f"--secure-port={port}", "--bind-address=127.0.0.1", f"--kubeconfig={kubeconfig}",
@@ -641,7 +639,7 @@ def test_kube_scheduler_1_32_runs_the_migrated_configuration_with_this_rbac(tmp_
     """The manifests created on a real 1.32 API server; upstream's kube-scheduler 1.32 run with the ConfigMap's
     configuration and the ServiceAccount's token (a kubeconfig in place of in-cluster): it takes its own Lease,
     binds a pod that names it, leaves the others alone, and is refused nothing."""
-    from benchmarks.harness.daemon import LoggedProcess, free_port, node, pod, wait_until
+    from benchmarks.harness.daemon import LoggedProcess, node, pod, wait_until
     from benchmarks.harness.envtest import assets_dir
 
     binary = assets_dir() / "1.32" / "bin" / "kube-scheduler"

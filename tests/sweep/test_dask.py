@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ import time
 import pytest
 
 from benchmarks.dask_cluster import local_dask_cluster
+from benchmarks.harness.ports import free_port
 from benchmarks.sweep import write_snapshot
 from policy_scheduler import __version__
 from policy_scheduler.sweep.cells import plan, run_cell
@@ -84,9 +84,7 @@ def test_a_worker_killed_mid_sweep(tmp_path):
 
 
 def test_an_unreachable_scheduler_is_one_line_exit_2():
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # a port nothing listens on
     address = f"tcp://127.0.0.1:{port}"
     result = sweep(str(EXAMPLE), "--executor", "dask", "--scheduler-address", address, "--connect-timeout", "1")
     assert result.exit_code == 2

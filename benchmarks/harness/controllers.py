@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.harness.daemon import LoggedProcess
-from benchmarks.harness.envtest import EnvtestServer, binary
+from .daemon import LoggedProcess
+from .envtest import EnvtestServer, binary
 
 #: The flags every run takes, besides the kubeconfig and the controllers (see the module's docstring).
 FLAGS = ("--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false", "-v=2")
