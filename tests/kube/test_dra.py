@@ -25,12 +25,12 @@ from typing import Any
 
 import pytest
 
+from benchmarks.harness.controllers import ControllerManager
 from benchmarks.harness.daemon import Cluster, LoggedProcess, pod
 from benchmarks.harness.envtest import EnvtestServer
 from policy_scheduler.kube.client.rest import ApiError, RestClient
 
 from . import side_by_side
-from .controllers import ControllerManager
 from .side_by_side import POOLS, Pool, expect, expect_bound
 
 RESOURCE = "/apis/resource.k8s.io/v1"
