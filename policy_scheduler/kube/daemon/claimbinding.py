@@ -61,11 +61,12 @@ def claim_path(namespace: str, name: str) -> str:
     return f"{RESOURCE}/namespaces/{namespace}/resourceclaims/{name}"
 
 
-def resource_version(raw: dict[str, Any] | None) -> int:
+def resource_version(raw: Any) -> int:
     """A claim's resourceVersion as the number etcd gives it (-1 when absent or not a number): what orders two
     copies of one claim, as upstream's assume cache orders them."""
-    text = ((raw or {}).get("metadata") or {}).get("resourceVersion") or ""
-    return int(text) if text.isdigit() else -1
+    meta = raw.get("metadata") if isinstance(raw, dict) else None
+    text = (meta.get("resourceVersion") if isinstance(meta, dict) else None) or ""
+    return int(text) if isinstance(text, str) and text.isdigit() else -1
 
 
 def is_reserved_for(raw: dict[str, Any], pod: Pod) -> bool:
@@ -107,6 +108,7 @@ class ClaimBinder:
 
     # -- PreBind ---------------------------------------------------------------------------------------------
     def pre_bind(self, claims: PodClaims) -> PreBound:
+        """Write each reservation not yet in its claim, in the pod's order; stop at the first failure."""
         pod = claims.pod
         out = PreBound([copy.deepcopy(r.claim.raw) for r in claims.reservations])
         for i, reservation in enumerate(claims.reservations):

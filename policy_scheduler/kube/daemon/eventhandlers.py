@@ -33,6 +33,7 @@ from ...model.pod import Pod
 from ...model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from ...model.workloads import LabelSelectedController, ReplicationController, Service
 from ...queue import SchedulingQueue
+from .claimbinding import resource_version
 
 log = logging.getLogger(__name__)
 
@@ -354,12 +355,6 @@ class ListerHandler:
             self.queue.move_all_to_active()
 
 
-def _resource_version(raw: Any) -> int:
-    meta = raw.get("metadata") if isinstance(raw, dict) else None
-    text = (meta.get("resourceVersion") if isinstance(meta, dict) else None) or ""
-    return int(text) if isinstance(text, str) and text.isdigit() else -1
-
-
 def claims_pre_enqueue(cache: SchedulerCache) -> Callable[[Pod], str | None]:
     """Upstream's DynamicResources PreEnqueue on ``cache``: why the pod's ResourceClaims cannot be used yet (not
     created, not found, being deleted, not the pod's), in upstream's words, or None."""
@@ -416,7 +411,7 @@ class DraHandler:
                 cluster.add_resource_slice(obj)
             else:
                 current = cluster.api_resource_claim(obj.namespace, obj.name)
-                if current is not None and _resource_version(raw) < _resource_version(current.raw):
+                if current is not None and resource_version(raw) < resource_version(current.raw):
                     # Older than the reply to this scheduler's own write, already in the cache (claimbinding).
                     return
                 cluster.add_resource_claim(obj)
