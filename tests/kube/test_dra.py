@@ -359,18 +359,24 @@ def test_first_available_names_the_subrequest_that_fits(pools, procs, case):
     assert [(r["request"], r["device"]) for r in out["claims"]["gpu"]["results"]] == [("gpu/small", "gpu-1")]
 
 
-def test_a_claim_by_name_shared_by_two_pods_puts_both_on_its_node(pools, procs, case):
+@pytest.mark.parametrize("together", [False, True], ids=["one-after-the-other", "together"])
+def test_a_claim_by_name_shared_by_two_pods_puts_both_on_its_node(pools, procs, case, together):
+    """The second pod comes after the first is bound, or with it (then it may be tried while the first's allocation
+    is being written: 'resource claim ... is in the process of being allocated', and moved by the claim's update)."""
     cls = add_device_class(pools["ref"].cluster, case, "gpu", pools["ref"].driver())
     for p in pools.values():
         p.add_dra_node("n1", [device("gpu-0", p.driver())])
         p.add_dra_node("n2", [device("gpu-0", p.driver())])
         p.add_claim("shared", {"gpu": exactly(cls)})
         p.add_dra_pod("p1", {"gpu": ("claim", p.n("shared"))})
+        if together:
+            p.add_dra_pod("p2", {"gpu": ("claim", p.n("shared"))})
 
     def both(p: DraPool, proc: LoggedProcess) -> dict[str, Any]:
-        first = p.bound_outcome("p1", proc)
-        p.add_dra_pod("p2", {"gpu": ("claim", p.n("shared"))})
-        second = p.bound_outcome("p2", proc)
+        first = p.bound_outcome("p1", proc, clean=not together)
+        if not together:
+            p.add_dra_pod("p2", {"gpu": ("claim", p.n("shared"))})
+        second = p.bound_outcome("p2", proc, timeout=REQUEUE_TIMEOUT, clean=not together)
         assert second["node"] == first["node"], (first, second)
         result = second["claims"]["gpu"]
         assert [r["pool"] for r in result["results"]] == [first["node"]]
