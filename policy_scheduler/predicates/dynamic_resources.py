@@ -39,7 +39,7 @@ from ..dra.claims import PodClaimError, pod_claims
 from ..dra.reserve import ClaimReservation, PodClaims
 from ..errors import PredicateError, RefusedPodError
 from ..features import Rules
-from ..model.dra import ADMIN_NAMESPACE_LABEL, ResourceClaim
+from ..model.dra import ResourceClaim
 from .metadata import require_node
 from .reasons import PreFilterReason, UnresolvableReason
 
@@ -150,14 +150,6 @@ class DynamicResourcesChecker:
                     if spec.device_class_name not in cluster.device_classes:
                         state.reason = f"request {name}: device class {spec.device_class_name} does not exist"
                         return state
-            for i, request in enumerate(claim.spec.requests):
-                if request.exactly is not None and request.exactly.admin_access:
-                    if cluster.namespace_labels(claim.namespace).get(ADMIN_NAMESPACE_LABEL) != "true":
-                        state.reason = (f"spec.devices.requests[{i}].adminAccess: Forbidden: admin access to devices "
-                                        f"requires the `{ADMIN_NAMESPACE_LABEL}: true` label on the containing "
-                                        "namespace")
-                        return state
-                    break
         state.claims = claims
         state.to_allocate = [c for c in claims if not c.allocated]
         if state.to_allocate:

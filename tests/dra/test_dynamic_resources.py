@@ -231,15 +231,15 @@ def test_binding_conditions_and_extended_resources_are_refused_by_name_shared_de
         create(cluster=cluster).schedule(Pod(raw))
 
 
-def test_admin_access_needs_the_namespace_label(cluster):
+@pytest.mark.parametrize("labelled", [True, False])
+def test_admin_access_is_allocated_whatever_the_namespace_label(cluster, labelled):
+    """The scheduler does not read the namespace's admin-access label (1.36's DynamicResources neither): the API
+    server checks it, at the claim's creation and at PreBind's status write (tests/kube/test_dra.py)."""
     claim = gpu_claim("c")
     claim.raw["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
     cluster.add_resource_claim(ResourceClaim.from_dict(claim.raw))
-    refused = decide(cluster, dra_pod())
-    assert refused.error == ("0/2 nodes are available: spec.devices.requests[0].adminAccess: Forbidden: admin access "
-                             "to devices requires the `resource.kubernetes.io/admin-access: true` label on the "
-                             "containing namespace.")
-    cluster.put_namespace("ns", {"resource.kubernetes.io/admin-access": "true"})
+    if labelled:
+        cluster.put_namespace("ns", {"resource.kubernetes.io/admin-access": "true"})
     allowed = decide(cluster, dra_pod())
     assert allowed.host == "n2"
     assert allowed.claims.reservations[0].allocation["devices"]["results"][0]["adminAccess"] is True
