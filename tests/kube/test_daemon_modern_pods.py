@@ -236,6 +236,14 @@ def test_a_pod_with_resource_claims_on_each_line(modern, tmp_path):
     created = cluster.add_pod(dra)
     assert created["spec"]["resourceClaims"] == claims  # the server kept the field
     expected = CLAIMS_MESSAGES[modern.version]
+    resource = "/apis/resource.k8s.io/v1"
+    if expected is None:  # the class and the device are there before the daemon (only the claim comes later: its
+        # informer is not the class's, so a class created just before the claim may reach the cache after it)
+        cluster.rest.post(f"{resource}/deviceclasses", {"metadata": {"name": "gpu"}, "spec": {
+            "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}})
+        cluster.rest.post(f"{resource}/resourceslices", {"metadata": {"name": "n1-gpu"}, "spec": {
+            "driver": "gpu.example.com", "nodeName": "n1",
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "gpu-0"}]}})
     daemon = DaemonProcess(modern.kubeconfig, tmp_path).start()
     try:
         cluster.add_pod(pod("plain", cpu="1"))
@@ -245,12 +253,6 @@ def test_a_pod_with_resource_claims_on_each_line(modern, tmp_path):
         if expected is None:
             wait_until(lambda: "pod=default/dra waits for its claims" in daemon.log(), 10, what="dra held")
             assert failed_scheduling(cluster, "dra") == [] and cluster.condition("dra") is None
-            resource = "/apis/resource.k8s.io/v1"
-            cluster.rest.post(f"{resource}/deviceclasses", {"metadata": {"name": "gpu"}, "spec": {
-                "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}})
-            cluster.rest.post(f"{resource}/resourceslices", {"metadata": {"name": "n1-gpu"}, "spec": {
-                "driver": "gpu.example.com", "nodeName": "n1",
-                "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1}, "devices": [{"name": "gpu-0"}]}})
             cluster.rest.post(f"{resource}/namespaces/default/resourceclaims", {"metadata": {"name": "gpu-claim"},
                 "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}})
             wait_until(lambda: cluster.placements().get("dra") == "n1", 30, what="dra bound once its claim exists")

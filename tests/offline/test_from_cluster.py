@@ -89,12 +89,14 @@ def test_simulate_from_cluster_matches_the_manifests(api_server):
     offline = CliRunner().invoke(main, ["simulate", "-o", "json"])
     assert json.loads(live.output)["placements"] == json.loads(offline.output)["placements"]
     # /version chooses the OpenAPI schema the objects are validated against; PriorityClasses,
-    # PodDisruptionBudgets, CSINodes and Namespaces are tried in each version the server might serve (this one
-    # serves none: the pods' namespaces have no labels).
+    # PodDisruptionBudgets, CSINodes, Namespaces and the DRA objects are tried in each version the server might
+    # serve (this one serves none: the pods' namespaces have no labels, and no pod has claims).
     assert set(requests) == {*ROUTES, "/version", *(f"/apis/{gv}/priorityclasses" for gv in (
         "scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1")),
         "/apis/policy/v1/poddisruptionbudgets", "/apis/policy/v1beta1/poddisruptionbudgets",
-        "/apis/storage.k8s.io/v1/csinodes", "/api/v1/namespaces"}
+        "/apis/storage.k8s.io/v1/csinodes", "/api/v1/namespaces",
+        *(f"/apis/resource.k8s.io/v1/{r}" for r in ("deviceclasses", "resourceslices", "resourceclaims",
+                                                    "resourceclaimtemplates"))}
 
 
 def test_unreachable_api_server_is_a_one_line_error(tmp_path):
