@@ -15,6 +15,9 @@ the cluster's DRA objects: the pod's claims, their classes, the allocator with t
 * Filter: ``cannot allocate all claims``, ``resourceclaim not available on the node`` (an allocated claim whose
   node selector does not match), ``invalid resource pools were encountered``.
 
+PostFilter, after no node fit: the allocated claim to deallocate (:meth:`DynamicResourcesChecker.claim_to_deallocate`,
+written by the caller: ``Decision.deallocate``) and the message, ``deallocation of ResourceClaim completed``.
+
 An error of the allocator (a CEL expression that does not compile or evaluate, ...) fails the attempt with
 upstream's message (:class:`~policy_scheduler.errors.PredicateError`). A pod whose allocation needs what this
 engine does not implement (see :mod:`policy_scheduler.dra.allocator`; extended resources backed by a
