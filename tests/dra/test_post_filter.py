@@ -162,3 +162,19 @@ def test_under_1_9_rules_claims_are_ignored_and_nothing_is_deallocated(cluster):
     cluster.add_resource_claim(claim("c", on_node("n1")))
     decision = decide(cluster, dra_pod(), Rules.V1_9)
     assert decision.host == "n2" and decision.deallocate is None
+
+
+@pytest.mark.parametrize("reasons, picked", [
+    (["resourceclaim not available on the node"], True),
+    (["resourceclaim not available on the node", "node(s) didn't match Pod's required features"], True),
+    (["Insufficient cpu", "resourceclaim not available on the node"], False),
+    (["MatchNodeSelector", "resourceclaim not available on the node"], False),
+    (["cannot allocate all claims"], False),
+], ids=["alone", "with-a-later-plugins-reason", "after-noderesourcesfit", "after-nodeaffinity", "other-dra-reason"])
+def test_a_node_counts_where_upstreams_filter_would_have_reached_dynamic_resources(cluster, reasons, picked):
+    """NodeDeclaredFeatures is the only filter after DynamicResources in 1.36's default profile."""
+    cluster.add_resource_claim(claim("c", on_node("n1")))
+    pod = Pod(dra_pod())
+    checker = dynamic_resources_of(create(cluster=cluster).algorithms_for(pod).predicates)
+    assert (checker.claim_to_deallocate(pod, {"n2": reasons}) is not None) is picked
+    assert checker.claim_to_deallocate(pod, {"gone": ["resourceclaim not available on the node"]}) is None
