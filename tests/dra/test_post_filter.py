@@ -134,16 +134,17 @@ def test_the_write_clears_allocation_reserved_for_and_devices_and_keeps_the_rest
     assert written["metadata"] == allocated.raw["metadata"] and written["spec"] == allocated.raw["spec"]
 
 
-def drive(cluster: ClusterState, *raws: dict[str, Any]) -> dict[str, Any]:
-    result = OfflineDriver(create(cluster=cluster), [Pod(r) for r in raws], queue_kind="fifo",
-                           pod_priority=False).run()
+def drive(cluster: ClusterState, *raws: dict[str, Any], queue_kind: str = "fifo") -> dict[str, Any]:
+    result = OfflineDriver(create(cluster=cluster), [Pod(r) for r in raws], queue_kind=queue_kind,
+                           pod_priority=queue_kind != "fifo").run()
     assert result.stopped is None
     return {key: (d.host, d.error) for key, d in result.decisions.items()}
 
 
-def test_offline_the_claim_is_deallocated_and_the_pod_bound_where_a_device_is_free(cluster):
+@pytest.mark.parametrize("queue_kind", ["fifo", "priority", "three-queue"])
+def test_offline_the_claim_is_deallocated_and_the_pod_bound_where_a_device_is_free(cluster, queue_kind):
     cluster.add_resource_claim(claim("c", on_node("n1")))
-    assert drive(cluster, dra_pod()) == {"uid-p": ("n2", None)}
+    assert drive(cluster, dra_pod(), queue_kind=queue_kind) == {"uid-p": ("n2", None)}
     written = cluster.get_resource_claim("ns", "c")
     assert written.allocation["devices"]["results"] == [
         {"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-0"}]
