@@ -365,7 +365,7 @@ def preempt(
         result.message = NOT_ELIGIBLE_PREEMPTION_NEVER
         result.line = scheduler.cluster.kubernetes_line
         checker = dynamic_resources_of(scheduler.algorithms_for(pod).predicates) if pod.resource_claims else None
-        result.post_filter_message = (never_post_filter_message(result.line, checker.post_filter_message(pod))
+        result.post_filter_message = (never_post_filter_message(result.line, checker.post_filter_message(pod, error.failed_predicates))
                                       if checker is not None else never_post_filter_message(result.line))
         log.debug("Pod %s is not eligible for preemption: %s", pod.ref, result.message)
         return result

@@ -6,6 +6,9 @@ DynamicResources ``Reserve``), and its assumption in the cluster until the claim
 claim's resourceVersion); :func:`assume_pod_claims` makes every later decision see the devices taken and the
 claims allocated and reserved for the pod (upstream's in-flight allocations), :func:`revert_pod_claims` undoes
 it (Unreserve). Offline the assumption becomes final (``offline/driver.py``: :func:`commit_pod_claims`).
+
+PostFilter's deallocation of a claim that keeps a pod off every node (:func:`deallocated_claim_raw`) is written by
+the daemon (``kube/daemon/claimbinding.py``) and, offline, applied at once (:func:`deallocate_claim`).
 """
 
 from __future__ import annotations
@@ -109,3 +112,20 @@ def release_pod_claims(cluster: ClusterState, pod: Pod) -> None:
             meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != CLAIM_FINALIZER]
         cluster.restore_resource_claim(claim.namespace, claim.name)
         cluster.add_resource_claim(ResourceClaim.from_dict(raw))
+
+
+def deallocated_claim_raw(claim: ResourceClaim) -> dict[str, Any]:
+    """The claim as upstream's PostFilter writes it (``UpdateStatus``): ``status.allocation``, ``reservedFor`` and
+    ``devices`` cleared; metadata (its resourceVersion, the finalizer) as it was."""
+    raw = copy.deepcopy(claim.raw)
+    status = raw.get("status")
+    if isinstance(status, dict):
+        for key in ("allocation", "reservedFor", "devices"):
+            status.pop(key, None)
+    return raw
+
+
+def deallocate_claim(cluster: ClusterState, claim: ResourceClaim) -> None:
+    """Offline: PostFilter's deallocation written at once (the claim's devices are free again)."""
+    cluster.add_resource_claim(ResourceClaim.from_dict(deallocated_claim_raw(claim)))
+    cluster.restore_resource_claim(claim.namespace, claim.name)

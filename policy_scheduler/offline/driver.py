@@ -8,6 +8,8 @@ The pending pods enter the chosen queue in the snapshot's order: 1.9's FIFO, 1.9
   the pod's bind as the daemon's informer reports it (``AssignedPodAdded``);
 * a failed pod is re-queued after the back-off ``run`` waits (1.9: 1 s doubling to 60 s, through its
   requeuer; the three-queue form backs pods off itself);
+* a claim DynamicResources' PostFilter deallocates (``Decision.deallocate``) is deallocated in the cluster at once,
+  as the daemon's write would be, and the queue hears the claim's update (every waiting pod moves);
 * a preemption is carried out in memory: the preemptor is nominated, the victims are deleted from the
   cluster and the lower nominations cleared, and the queue hears the events the daemon's informer would
   deliver (the nominated pod updated, every victim's deletion).
@@ -31,7 +33,7 @@ from ..cache.cluster import ClusterState
 from ..core.fit_error import FitError
 from ..core.nominated import NOMINATED_NODE_ANNOTATION
 from ..core.preemption import PreemptionResult
-from ..dra.reserve import commit_pod_claims, release_pod_claims
+from ..dra.reserve import commit_pod_claims, deallocate_claim, release_pod_claims
 from ..model.disruption import PodDisruptionBudget
 from ..model.pod import Pod, pod_condition
 from ..queue import NominatingQueue, PodBackoff, ThreeQueuePriorityQueue, new_scheduling_queue, pod_key
@@ -201,6 +203,11 @@ class OfflineDriver:
         self._failed_at[pod.key] = epoch
         if decision.requeue:
             self._requeue(pod, decision.unschedulable)
+        if decision.deallocate is not None:  # PostFilter's write, at once; its update event moves the waiting pods
+            deallocate_claim(self.cluster, decision.deallocate)
+            self._epoch += 1
+            log.info("deallocated claim=%s pod=%s", decision.deallocate.ref, pod.ref)
+            self.queue.move_all_to_active()
         self._condition_updated(pod, decision)
 
     def _condition_updated(self, pod: Pod, decision: Decision) -> None:

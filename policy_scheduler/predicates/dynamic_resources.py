@@ -15,6 +15,9 @@ the cluster's DRA objects: the pod's claims, their classes, the allocator with t
 * Filter: ``cannot allocate all claims``, ``resourceclaim not available on the node`` (an allocated claim whose
   node selector does not match), ``invalid resource pools were encountered``.
 
+PostFilter, after no node fit: the allocated claim to deallocate (:meth:`DynamicResourcesChecker.claim_to_deallocate`,
+written by the caller: ``Decision.deallocate``) and the message, ``deallocation of ResourceClaim completed``.
+
 An error of the allocator (a CEL expression that does not compile or evaluate, ...) fails the attempt with
 upstream's message (:class:`~policy_scheduler.errors.PredicateError`). A pod whose allocation needs what this
 engine does not implement (see :mod:`policy_scheduler.dra.allocator`; extended resources backed by a
@@ -23,7 +26,7 @@ DeviceClass) is refused with :class:`UnsupportedDRAFeatureError`, one line namin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,11 +39,12 @@ from ..dra.allocator import (
     UnsupportedDRAFeature,
 )
 from ..dra.claims import PodClaimError, pod_claims
-from ..dra.reserve import ClaimReservation, PodClaims
+from ..dra.reserve import ClaimReservation, PodClaims, consumer_uid
 from ..errors import PredicateError, RefusedPodError
 from ..features import Rules
 from ..model.dra import ResourceClaim
 from .metadata import require_node
+from .node_declared_features import ERR_REASON_UNSATISFIED_REQUIREMENTS
 from .reasons import PreFilterReason, UnresolvableReason
 
 if TYPE_CHECKING:
@@ -55,6 +59,7 @@ ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 #: PostFilter's messages (``Diagnosis.PostFilterMsg``): before PreFilter got the claims, and after.
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
+DEALLOCATED = "deallocation of ResourceClaim completed"
 #: ``extendedresourcecache``: the implicit extended resource name of a DeviceClass.
 IMPLICIT_EXTENDED_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 
@@ -218,15 +223,64 @@ class DynamicResourcesChecker:
         reservations = tuple(ClaimReservation(c, allocations.get(c.key)) for c in state.claims)
         return PodClaims(pod, node.name, reservations)
 
-    def post_filter_message(self, pod: Pod) -> str:
-        """``PostFilter``'s message: ``still not schedulable`` once PreFilter got the claims, else ``no new
-        claims to deallocate``. (Deallocating an allocated claim reserved for nobody, upstream's other answer,
-        is not done: the claim stays as it is.)"""
+    # -- PostFilter -----------------------------------------------------------------------------------------
+    def claim_to_deallocate(self, pod: Pod, failed_predicates: Mapping[str, Sequence[str]]) -> ResourceClaim | None:
+        """Upstream's ``PostFilter`` after no node fit (``failed_predicates``: the FitError's reasons per node): the
+        allocated claim to deallocate so that the next attempt may allocate it elsewhere, or None.
+
+        A claim is *unavailable* when Filter found its allocation's node selector rejecting a node
+        (``resourceclaim not available on the node``). Upstream's Filter runs on a node only once every filter
+        before it passed (DynamicResources comes after all of 1.9's predicates' counterparts, only
+        NodeDeclaredFeatures after it), whereas 1.9 runs every predicate on every node: a node counts only where
+        no other predicate failed. Of the unavailable claims, one reserved for nobody (or for this pod alone) is
+        picked: upstream takes one at random (a Go map's order), this engine the first in the pod's order
+        (docs/deviations.md)."""
+        try:
+            state = self.state(pod)
+        except RefusedPodError:
+            return None
+        if not state.claims or not any(c.allocation_node_selector is not None for c in state.claims):
+            return None
+        unavailable: set[int] = set()
+        infos = self.cluster.node_infos
+        for name, reasons in failed_predicates.items():
+            if ERR_NOT_AVAILABLE not in reasons or any(r not in _AFTER_DYNAMIC_RESOURCES for r in reasons):
+                continue
+            info = infos.get(name)
+            node = info.node if info is not None else None
+            if node is None:
+                continue
+            for index, claim in enumerate(state.claims):
+                selector = claim.allocation_node_selector
+                if selector is not None and not any(t.matches(node.labels, node.name) for t in selector):
+                    unavailable.add(index)
+        uid = consumer_uid(pod)
+        for index, claim in enumerate(state.claims):
+            if index not in unavailable:
+                continue
+            reserved = claim.reserved_for
+            if not reserved or (len(reserved) == 1 and reserved[0].uid == uid):
+                return claim
+        return None
+
+    def post_filter_message(self, pod: Pod, failed_predicates: Mapping[str, Sequence[str]] | None = None) -> str:
+        """``PostFilter``'s message: ``deallocation of ResourceClaim completed`` where it deallocates a claim
+        (:meth:`claim_to_deallocate`), else ``still not schedulable`` once PreFilter got the claims, else ``no new
+        claims to deallocate``."""
         try:
             state = self.state(pod)
         except RefusedPodError:
             return NO_CLAIMS_TO_DEALLOCATE
-        return STILL_NOT_SCHEDULABLE if state.has_claims else NO_CLAIMS_TO_DEALLOCATE
+        if not state.has_claims:
+            return NO_CLAIMS_TO_DEALLOCATE
+        if failed_predicates is not None and self.claim_to_deallocate(pod, failed_predicates) is not None:
+            return DEALLOCATED
+        return STILL_NOT_SCHEDULABLE
+
+
+#: The reasons a node may give besides ``resourceclaim not available on the node`` and still have had upstream's
+#: DynamicResources Filter run on it: its own, and those of the plugins after it in the default profile.
+_AFTER_DYNAMIC_RESOURCES = frozenset({ERR_NOT_AVAILABLE, ERR_REASON_UNSATISFIED_REQUIREMENTS})
 
 
 def new_dynamic_resources_predicate(args: PluginFactoryArgs) -> FitPredicate:

@@ -1,7 +1,8 @@
 """One pod through the scheduler (upstream ``scheduler.go`` ``scheduleOne`` up to the bind).
 
 :meth:`SchedulingCycle.decide` runs the algorithm for a popped pod; after a FitError it asks the preemption
-executor to preempt (gate ``PodPriority``); on success it assumes the pod's late-bound volumes (upstream's
+executor to preempt (gate ``PodPriority``), after DynamicResources' PostFilter has named the claim to deallocate,
+if any (``Decision.deallocate``: the caller writes it); on success it assumes the pod's late-bound volumes (upstream's
 Reserve) and the pod itself on the chosen node, and clears the pod's nomination. What it decided comes back
 as a :class:`Decision`: the caller binds an assumed pod, and reports and re-queues a failed one.
 
@@ -36,6 +37,7 @@ from ..predicates.volume_binder import (
 if TYPE_CHECKING:
     from ..core.explain import Explanation
     from ..core.generic_scheduler import GenericScheduler
+    from ..model.dra import ResourceClaim
     from ..model.pod import Pod
 
 log = logging.getLogger(__name__)
@@ -84,7 +86,8 @@ class Decision:
     ``unschedulable`` (it failed for lack of a node: back to unschedulableQ), ``requeue`` (False: the
     preemption executor re-queues it), ``result`` (``unschedulable`` or ``error`` for the attempt metrics,
     None for a failure after the algorithm, which upstream does not count as an attempt's result).
-    ``abandoned``: the caller told it to stop after the algorithm ran; nothing was assumed.
+    ``abandoned``: the caller told it to stop after the algorithm ran; nothing was assumed. ``deallocate``: after
+    a FitError, the allocated claim DynamicResources' PostFilter deallocates (the caller writes it).
     """
 
     pod: Pod
@@ -93,6 +96,7 @@ class Decision:
     assumed: Pod | None = None
     volumes: PodVolumes | None = None
     claims: PodClaims | None = None
+    deallocate: ResourceClaim | None = None
     error: str | None = None
     fit_error: FitError | None = None
     reason: str = ""
@@ -198,6 +202,7 @@ class SchedulingCycle:
         pod = decision.pod
         if isinstance(error, FitError):
             decision.fit_error = error
+            decision.deallocate = self._claim_to_deallocate(decision.algorithm, pod, error)
             if self.preemption is not None:
                 try:
                     decision.requeue = not self.preemption.attempt(pod, error, decision.algorithm)
@@ -230,6 +235,15 @@ class SchedulingCycle:
             return None
         assume_pod_claims(algorithm.cluster, claims)
         return claims
+
+    def _claim_to_deallocate(self, algorithm: GenericScheduler, pod: Pod, error: FitError) -> ResourceClaim | None:
+        """Upstream's DynamicResources PostFilter, which runs before preemption's: the claim it deallocates."""
+        if not pod.resource_claims:
+            return None
+        checker = dynamic_resources_of(algorithm.algorithms_for(pod).predicates)
+        if checker is None:
+            return None
+        return checker.claim_to_deallocate(pod, error.failed_predicates)
 
     def _assume_volumes(self, algorithm: GenericScheduler, pod: Pod, host: str) -> PodVolumes | None:
         """Upstream's VolumeBinding Reserve: the bindings for ``host``, assumed in the cluster (None when the

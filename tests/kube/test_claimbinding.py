@@ -208,3 +208,34 @@ def test_unreserve_leaves_claims_not_reserved_for_the_pod(admin, binder, proxy):
     pod = make_pod(admin, claim["metadata"]["name"])
     binder.unreserve(pod, [claim])
     assert proxy.count("PATCH", STATUS) == 0
+
+
+# -- PostFilter's deallocation ------------------------------------------------------------------------------------
+def test_deallocate_clears_allocation_reservation_and_devices_in_one_status_update(admin, binder, proxy):
+    """Upstream's PostFilter ``UpdateStatus``: allocation, ``reservedFor`` and ``devices`` gone, the finalizer kept
+    (the resourceclaim controller's to remove); the reply is in the cache at once."""
+    claim = make_claim(admin)
+    pod = make_pod(admin, claim["metadata"]["name"])
+    out = binder.pre_bind(PodClaims(pod, "n1", (reservation(claim, allocation()),)))
+    written = copy.deepcopy(out.claims[0])
+    written["status"]["devices"] = [{"driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
+    written = admin.put(f"{RESOURCE}/namespaces/{NS}/resourceclaims/{claim['metadata']['name']}/status", written)
+    assert written["status"]["devices"]
+    puts = proxy.count("PUT", STATUS)
+    assert binder.deallocate(ResourceClaim.from_dict(written), pod)
+    stored = get(admin, claim)
+    assert stored.get("status") in (None, {}) and stored["metadata"]["finalizers"] == [FINALIZER]
+    assert proxy.count("PUT", STATUS) == puts + 1
+    cached = binder.cache.cluster.api_resource_claim(NS, claim["metadata"]["name"])
+    assert cached is not None and not cached.allocated and not cached.reserved_for
+
+
+def test_deallocate_a_claim_changed_meanwhile_is_a_conflict_and_writes_nothing(admin, binder, proxy):
+    claim = make_claim(admin)
+    pod = make_pod(admin, claim["metadata"]["name"])
+    out = binder.pre_bind(PodClaims(pod, "n1", (reservation(claim, allocation()),)))
+    admin.patch(f"{RESOURCE}/namespaces/{NS}/resourceclaims/{claim['metadata']['name']}",
+                {"metadata": {"labels": {"touched": "yes"}}}, MERGE_PATCH)
+    assert not binder.deallocate(ResourceClaim.from_dict(out.claims[0]), pod)
+    stored = get(admin, claim)
+    assert stored["status"]["allocation"]["devices"] == allocation()["devices"] and reserved_uids(stored) == [pod.uid]

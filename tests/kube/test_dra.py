@@ -499,3 +499,38 @@ def test_devices_freed_when_the_pod_and_its_claim_go_let_a_waiting_pod_in(pools,
     assert out["claims"]["gpu"]["results"][0]["device"] == "gpu-0"
     assert out["claims"]["gpu"]["reservedFor"] == [("pods", "second")]
 
+
+
+def test_a_claim_allocated_on_a_node_the_pod_cannot_use_is_deallocated_and_allocated_again(pools, procs, case):
+    """DynamicResources' PostFilter: the claim is allocated on n1 (written directly, with the scheduler's finalizer,
+    reserved for nobody: the resourceclaim controller leaves such a claim allocated), n1 is cordoned, n2 has a free
+    device. No node fits (n1 unschedulable, n2 ``resourceclaim not available on the node``); PostFilter clears the
+    claim's allocation, whose update moves the pod, and the next attempt allocates n2's device and binds it there."""
+    cls = add_device_class(pools["ref"].cluster, case, "gpu", pools["ref"].driver())
+    for p in pools.values():
+        n1 = p.add_dra_node("n1", [device("gpu-0", p.driver())])
+        p.add_dra_node("n2", [device("gpu-0", p.driver())])
+        p.cluster.rest.patch(f"/api/v1/nodes/{n1}", {"spec": {"unschedulable": True}},
+                             content_type="application/merge-patch+json")
+        name = p.add_claim("c", {"gpu": exactly(cls)})
+        path = f"{RESOURCE}/namespaces/{NS}/resourceclaims/{name}"
+        claim = p.cluster.rest.patch(path, {"metadata": {"finalizers": ["resource.kubernetes.io/delete-protection"]}},
+                                     content_type="application/merge-patch+json")
+        claim["status"] = {"allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": p.driver(), "pool": n1, "device": "gpu-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [n1]}]}]}}}
+        written = p.cluster.rest.put(f"{path}/status", claim)
+        assert written["status"]["allocation"]["nodeSelector"] and not written["status"].get("reservedFor")
+        p.add_dra_pod("p", {"gpu": ("claim", name)})
+    out = side_by_side_outcomes(pools, procs, lambda p, proc: p.bound_outcome("p", proc, timeout=REQUEUE_TIMEOUT,
+                                                                              clean=False))
+    assert out["node"] == "n2" and out["claims"]["gpu"]["results"] == [
+        {"request": "gpu", "driver": pools["ref"].driver(), "pool": "n2", "device": "gpu-0"}]
+    assert out["claims"]["gpu"]["reservedFor"] == [("pods", "p")] and out["claims"]["gpu"]["finalizer"]
+    # Each first failed with n2's reason; upstream's event names its PostFilter's deallocation.
+    for name, p in pools.items():
+        failures = [p.strip(m) for m in p.failures("p")]
+        print(f"[{name}] failures before the bind: {failures}")
+        assert any("resourceclaim not available on the node" in m for m in failures), (name, failures)
+    assert any("deallocation of ResourceClaim completed" in m for m in pools["ref"].failures("p"))

@@ -23,6 +23,12 @@ upstream's strategic-merge patch (the claim's uid as precondition); the allocati
 upstream leaves them (the resourceclaim controller deallocates a claim once its last consumer is gone). What the
 server answers to each write is put in the scheduler's cache at once (when newer than what the watch delivered),
 so that no decision sees a device free between a write and its watch event.
+
+PostFilter (:meth:`ClaimBinder.deallocate`): a claim the cycle names after no node fit (``Decision.deallocate``) is
+written back with ``status.allocation``, ``reservedFor`` and ``devices`` cleared, in one status update conditional
+on the resourceVersion the decision saw, as upstream's ``UpdateStatus``; a failure (a conflict: the claim changed
+meanwhile) is logged, not retried, and changes nothing else for the pod (upstream's PostFilter error only ends up in
+the FitError's message, which this scheduler does not carry for pods that may preempt).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...cache.scheduler_cache import SchedulerCache
-from ...dra.reserve import PodClaims, pod_reference
+from ...dra.reserve import PodClaims, deallocated_claim_raw, pod_reference
 from ...errors import ObjectError
 from ...model.dra import CLAIM_FINALIZER, ResourceClaim
 from ...model.pod import Pod
@@ -226,6 +232,19 @@ class ClaimBinder:
                 continue
             if reply is not None:
                 self._observe(reply)
+
+    # -- PostFilter ------------------------------------------------------------------------------------------
+    def deallocate(self, claim: ResourceClaim, pod: Pod) -> bool:
+        """Upstream's PostFilter write: ``claim`` (as the decision saw it) deallocated. True when the server took it."""
+        path = claim_path(claim.namespace, claim.name)
+        log.info("Deallocation of ResourceClaim pod=%s resourceclaim=%s", pod.ref, claim.ref)
+        try:
+            reply = self._write(f"{path}/status", deallocated_claim_raw(claim))
+        except ApiError as e:
+            log.warning("deallocating resourceclaim=%s for pod=%s failed: %s", claim.ref, pod.ref, e.message)
+            return False
+        self._observe(reply)
+        return True
 
     # -- the cache ---------------------------------------------------------------------------------------------
     def _observe(self, raw: dict[str, Any]) -> None:

@@ -21,7 +21,9 @@ A pod whose ResourceClaims the cycle reserved (``Decision.claims``) has them wri
 (:mod:`.claimbinding`: upstream's DynamicResources PreBind), after its volumes; on 1.35+ it is first nominated to
 its node, as upstream does before any PreBind. If writing a claim fails, or the Binding does, the pod is taken
 out of the claims it was reserved in (Unreserve), the claims' assumption is reverted, and the pod is re-queued
-with upstream's ``running PreBind plugin "DynamicResources": ...``.
+with upstream's ``running PreBind plugin "DynamicResources": ...``. A pod that fits no node because a claim is
+allocated where it cannot go has that claim deallocated first when the cycle says so (``Decision.deallocate``:
+upstream's DynamicResources PostFilter, :meth:`.claimbinding.ClaimBinder.deallocate`).
 """
 
 from __future__ import annotations
@@ -154,10 +156,20 @@ class SchedulingLoop:
             if decision.assumed is None:
                 if decision.result is not None:
                     self.metrics.schedule_attempts.labels(result=decision.result).inc()
-                self._error(pod, decision.error or "", decision.reason, decision.message,
-                            unschedulable=decision.unschedulable, requeue=decision.requeue)
-                return
-            binder = self._binder(decision.algorithm, pod)
+                if decision.deallocate is None or self.claims is None:
+                    self._error(pod, decision.error or "", decision.reason, decision.message,
+                                unschedulable=decision.unschedulable, requeue=decision.requeue)
+                    return
+            else:
+                binder = self._binder(decision.algorithm, pod)
+        if decision.assumed is None:
+            # DynamicResources PostFilter: the claim deallocated (outside the cache lock: an API write), then the
+            # pod reported and re-queued as any unschedulable pod; the claim's update event moves it.
+            assert decision.deallocate is not None and self.claims is not None
+            self.claims.deallocate(decision.deallocate, pod)
+            self._error(pod, decision.error or "", decision.reason, decision.message,
+                        unschedulable=decision.unschedulable, requeue=decision.requeue)
+            return
         self.metrics.schedule_attempts.labels(result="scheduled").inc()
         self._in_flight.acquire()
         with self._binds_done:
