@@ -6,7 +6,6 @@ claim is written once, never twice, and never left unknown."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,8 @@ CLAIM = r"/resourceclaims/[^/]+$"
 
 
 @pytest.fixture(scope="module")
-def server(envtest_pool):
+def apiserver(envtest_pool):
+    """The 1.36 API server (this module's one line; conftest's ``proxy`` stands in front of it)."""
     with envtest_pool.leased("1.36") as s:
         admin = s.rest()
         admin.post(f"{RESOURCE}/deviceclasses", {"metadata": {"name": "gpu"}, "spec": {
@@ -38,14 +38,8 @@ def server(envtest_pool):
 
 
 @pytest.fixture
-def proxy(server) -> Iterator[FaultProxy]:
-    with FaultProxy(server.kubeconfig) as p:
-        yield p
-
-
-@pytest.fixture
-def admin(server) -> RestClient:
-    return server.rest()
+def admin(apiserver) -> RestClient:
+    return apiserver.rest()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ was not bound is taken back (Unreserve) before the pod is tried again.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,21 +28,16 @@ CLAIM = r"/resourceclaims/[^/]+$"
 
 
 @pytest.fixture
-def server(envtest_pool):
+def apiserver(envtest_pool):
+    """The 1.36 API server (this module's one line; conftest's ``proxy`` stands in front of it)."""
     with envtest_pool.leased("1.36") as s:
         yield s
 
 
 @pytest.fixture
-def proxy(server) -> Iterator[FaultProxy]:
-    with FaultProxy(server.kubeconfig) as p:
-        yield p
-
-
-@pytest.fixture
-def cluster(server) -> Cluster:
+def cluster(apiserver) -> Cluster:
     """Two nodes; n1 publishes one device of class ``gpu``."""
-    c = Cluster(server.rest())
+    c = Cluster(apiserver.rest())
     for name in ("n0", "n1"):
         c.add_node(node(name))
     c.rest.post(f"{RESOURCE}/deviceclasses", {"metadata": {"name": "gpu"}, "spec": {

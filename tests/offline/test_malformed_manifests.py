@@ -25,7 +25,12 @@ from click.testing import CliRunner
 from policy_scheduler.cli import _builder, _source, main
 from policy_scheduler.errors import UserError
 from policy_scheduler.model.openapi import OpenAPIValidator, resolve_version
-from policy_scheduler.offline.examples import default_cluster_path, modern_cluster_path, priority_cluster_path
+from policy_scheduler.offline.examples import (
+    default_cluster_path,
+    dra_cluster_path,
+    modern_cluster_path,
+    priority_cluster_path,
+)
 from policy_scheduler.offline.simulate import simulate as run_simulation
 from policy_scheduler.offline.snapshot import CLUSTER_SCOPED, Checks, Snapshot, add_object, load_snapshot
 from tests.mutants import Path_, draw, field_paths, mutate
@@ -147,8 +152,8 @@ EVERY_FIELD_PARTS = 8
 
 
 @pytest.mark.parametrize("part", range(EVERY_FIELD_PARTS), ids=lambda part: f"part-{part}")
-@pytest.mark.parametrize("directory", [default_cluster_path(), priority_cluster_path(), modern_cluster_path()],
-                         ids=["default", "priority", "modern"])
+@pytest.mark.parametrize("directory", [default_cluster_path(), priority_cluster_path(), modern_cluster_path(),
+                                       dra_cluster_path()], ids=["default", "priority", "modern", "dra"])
 def test_every_cluster_field_of_a_wrong_type_never_crashes(directory: Path, part: int) -> None:
     """Every field of every object of the bundled clusters (between them every kind a snapshot reads),
     schema off, each with one of a rotation of wrong values (or deleted): all failures are collected,
