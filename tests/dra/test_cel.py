@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from fractions import Fraction
 
 import pytest
 
+from benchmarks.cel_runtimes import Device  # a plain CELDevice (the benchmark's too)
 from policy_scheduler.dra import cel
 from policy_scheduler.dra.cel import CELCompileError, CELRuntimeError, compile_selector
 from policy_scheduler.dra.cel_values import (
@@ -19,16 +19,6 @@ from policy_scheduler.dra.cel_values import (
     parse_semver,
 )
 from policy_scheduler.model.dra import DeviceAttribute
-
-DRIVER = "dra.example.com"
-
-
-@dataclass
-class Device:
-    driver: str = DRIVER
-    attributes: dict[str, DeviceAttribute] = field(default_factory=dict)
-    capacity: dict[str, Fraction] = field(default_factory=dict)
-    allow_multiple_allocations: bool = False
 
 
 def attrs(**values: object) -> dict[str, DeviceAttribute]:
