@@ -219,23 +219,31 @@ def _type_kind(data: bytes) -> tuple[str, Any]:
     return "other", None
 
 
+def checked_fields(serialized: bytes) -> list[tuple[int, int, Any]]:
+    """The fields of a serialized CheckedExpr (unwrapped from an ``Any`` where it comes in one)."""
+    outer = _fields(serialized)
+    return _fields(_first(outer, 2) if _first(outer, 1) is not None else serialized)
+
+
+def reference_names(fields: list[tuple[int, int, Any]]) -> dict[int, str]:
+    """A CheckedExpr's ``reference_map``: the referenced name by node id (nodes without a name left out)."""
+    names: dict[int, str] = {}
+    for entry in _all(fields, 2):
+        entry_fields = _fields(entry)
+        name = _first(_fields(_first(entry_fields, 2) or b""), 1)
+        if name:
+            names[_first(entry_fields, 1) or 0] = name.decode()
+    return names
+
+
 def decode_checked(serialized: bytes) -> tuple[Node, dict[int, tuple[str, Any]], dict[int, str]]:
     """(root expression, types by node id, referenced names by node id) of a serialized checked expression."""
-    outer = _fields(serialized)
-    checked = _first(outer, 2) if _first(outer, 1) is not None else serialized
-    fields = _fields(checked)
+    fields = checked_fields(serialized)
     types: dict[int, tuple[str, Any]] = {}
     for entry in _all(fields, 3):
         entry_fields = _fields(entry)
         types[_first(entry_fields, 1) or 0] = _type_kind(_first(entry_fields, 2) or b"")
-    names: dict[int, str] = {}
-    for entry in _all(fields, 2):
-        entry_fields = _fields(entry)
-        reference = _fields(_first(entry_fields, 2) or b"")
-        name = _first(reference, 1)
-        if name:
-            names[_first(entry_fields, 1) or 0] = name.decode()
-    return _expr(_first(fields, 4) or b""), types, names
+    return _expr(_first(fields, 4) or b""), types, reference_names(fields)
 
 
 # --- sizes -----------------------------------------------------------------------------------------------
@@ -645,19 +653,12 @@ def check(serialized: bytes, expression: str) -> CheckResult:
       (``format`` arguments are exempt). cel-cpp infers ``list(dyn)`` for ``[1, "a"]`` instead.
 
     Errors come in cel-go's form (``ERROR: <input>:L:C: ...``, the source line, the caret), by position."""
-    outer = _fields(serialized)
-    checked = _first(outer, 2) if _first(outer, 1) is not None else serialized
-    fields = _fields(checked)
+    fields = checked_fields(serialized)
     types: dict[int, str] = {}
     for entry in _all(fields, 3):
         entry_fields = _fields(entry)
         types[_first(entry_fields, 1) or 0] = format_type(_first(entry_fields, 2) or b"")
-    names: dict[int, str] = {}
-    for entry in _all(fields, 2):
-        entry_fields = _fields(entry)
-        name = _first(_fields(_first(entry_fields, 2) or b""), 1)
-        if name:
-            names[_first(entry_fields, 1) or 0] = name.decode()
+    names = reference_names(fields)
     positions: dict[int, int] = {}
     source_info = _first(fields, 5)
     if source_info is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from policy_scheduler.dra.cel_cost import Node, _all, _expr, _fields, _first
+from policy_scheduler.dra.cel_cost import Node, _expr, _fields, _first, reference_names
 
 OUTER_MAPS = ("device.attributes", "device.capacity")
 LOOKUP_SUFFIX = "#lookup"
@@ -96,12 +96,7 @@ def rewrite(serialized: bytes) -> Rewrite:
     is_any = _first(outer, 1) is not None
     checked = _first(outer, 2) if is_any else serialized
     fields = _fields(checked)
-    names: dict[int, str] = {}
-    for entry in _all(fields, 2):
-        entry_fields = _fields(entry)
-        name = _first(_fields(_first(entry_fields, 2) or b""), 1)
-        if name:
-            names[_first(entry_fields, 1) or 0] = name.decode()
+    names = reference_names(fields)
     root = _expr(_first(fields, 4) or b"")
     renamed: dict[int, str] = {}
     result = Rewrite(None)
