@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
@@ -100,22 +100,28 @@ def _environment() -> Any:
     return _env
 
 
-def compile_selector(expression: str) -> Selector:
-    """The compiled selector (cached per expression); :class:`CELCompileError` with upstream's text."""
-    cached = _compiled.get(expression)
+def _cached(cache: OrderedDict, key: Hashable, make: Callable[[], Any], error: type[CELError], size: int) -> Any:
+    """``make()`` through a bounded LRU ``cache`` that keeps an ``error`` it raises as its outcome (raised again on
+    every later lookup) as well as a value."""
+    cached = cache.get(key)
     if cached is None:
         try:
-            cached = Selector(expression)
-        except CELCompileError as error:
-            cached = error
-        _compiled[expression] = cached
-        if len(_compiled) > COMPILE_CACHE_SIZE:
-            _compiled.popitem(last=False)
+            cached = make()
+        except error as e:
+            cached = e
+        cache[key] = cached
+        if len(cache) > size:
+            cache.popitem(last=False)
     else:
-        _compiled.move_to_end(expression)
-    if isinstance(cached, CELCompileError):
+        cache.move_to_end(key)
+    if isinstance(cached, error):
         raise cached
     return cached
+
+
+def compile_selector(expression: str) -> Selector:
+    """The compiled selector (cached per expression); :class:`CELCompileError` with upstream's text."""
+    return _cached(_compiled, expression, lambda: Selector(expression), CELCompileError, COMPILE_CACHE_SIZE)
 
 
 def clear_caches() -> None:
@@ -307,21 +313,8 @@ class Selector:
         """Whether the device satisfies the selector; :class:`CELRuntimeError` with upstream's text."""
         if key is None:
             return self._evaluate(device)
-        cache_key = (self.expression, key)
-        cached = _results.get(cache_key)
-        if cached is None:
-            try:
-                cached = self._evaluate(device, key)
-            except CELRuntimeError as error:
-                cached = error
-            _results[cache_key] = cached
-            if len(_results) > RESULT_CACHE_SIZE:
-                _results.popitem(last=False)
-        else:
-            _results.move_to_end(cache_key)
-        if isinstance(cached, CELRuntimeError):
-            raise cached
-        return cached
+        return _cached(_results, (self.expression, key), lambda: self._evaluate(device, key), CELRuntimeError,
+                       RESULT_CACHE_SIZE)
 
     def _evaluate(self, device: CELDevice, key: Hashable | None = None) -> bool:
         values = _device_values(device, key)
