@@ -69,22 +69,12 @@ _semver_values: dict[str, Any] = {}
 
 def quantity_value(value: Fraction) -> Any:
     """:func:`quantity_message`, memoised for the capacities devices share."""
-    message = _quantity_values.get(value)
-    if message is None:
-        message = quantity_message(value)
-        if len(_quantity_values) < 65536:
-            _quantity_values[value] = message
-    return message
+    return values.memoised(_quantity_values, value, quantity_message)
 
 
 def semver_value(text: str) -> Any:
     """The ``kubernetes.Semver`` value of a version attribute (blang's strict parse), memoised."""
-    message = _semver_values.get(text)
-    if message is None:
-        message = semver_message(values.parse_semver(text))
-        if len(_semver_values) < 65536:
-            _semver_values[text] = message
-    return message
+    return values.memoised(_semver_values, text, lambda t: semver_message(values.parse_semver(t)))
 
 
 class FunctionError(Exception):

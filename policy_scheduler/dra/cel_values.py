@@ -15,7 +15,9 @@ holding one canonical text, so that ``==`` on two of them is exactly upstream's 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
 
 #: ``resource.ErrFormatWrong``, ``ErrNumeric``, ``ErrSuffix``.
 ERR_FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -290,14 +292,22 @@ def semver_text(version: Semver) -> str:
     return text
 
 
+MEMO_SIZE = 65536  # values a memo keeps (the first ones; later ones are computed each time)
+
+
+def memoised(memo: dict, key: Any, make: Callable[[Any], Any]) -> Any:
+    """``make(key)``, kept in ``memo`` while it holds fewer than :data:`MEMO_SIZE` values."""
+    value = memo.get(key)
+    if value is None:
+        value = make(key)
+        if len(memo) < MEMO_SIZE:
+            memo[key] = value
+    return value
+
+
 _semvers: dict[str, Semver] = {}
 
 
 def semver_key(text: str) -> Semver:
     """The version of a canonical semver text."""
-    version = _semvers.get(text)
-    if version is None:
-        version = parse_semver(text)
-        if len(_semvers) < 65536:
-            _semvers[text] = version
-    return version
+    return memoised(_semvers, text, parse_semver)
