@@ -15,6 +15,7 @@ from benchmarks.perf_workloads import (
     CSI_DRIVER,
     DAEMON_TOLERATIONS,
     DAEMONSETS,
+    DRA_WORKLOADS,
     HOSTNAME_KEY,
     MODERN_FIELD_WORKLOADS,
     POD_AFFINITY_NS_SELECTOR,
@@ -342,8 +343,10 @@ def test_dra_check_counts_unallocated_misplaced_unreserved_and_doubly_allocated(
 #: stream mode, CSI volumes at upstream's limit (39: 3 pods per node) and at a limit of 2 that binds (the 8
 #: init pods and 8 of the 16 measured pods fill the 8 nodes' 2 volumes each; 8 stay pending).
 #: The DaemonSet runs: 8 nodes, 8 init pods, 40 DaemonSet pods (5 per node); the namespaceSelector ones: 10 init
-#: pods over the 10 labelled namespaces and 20 measured pods (upstream's 10-node case has 4 and 6).
+#: pods over the 10 labelled namespaces and 20 measured pods (upstream's 10-node case has 4 and 6). The DRA runs (on
+#: the 1.36 line): 8 nodes of 10 devices (of 2, shared by 5 pods a claim), 20 init and 20 measured pods.
 _NS_TINY = ("--init-pods", "10", "--measured-pods", "20")
+_DRA_TINY = ("--version", "1.36", "--init-pods", "20", "--measured-pods", "20")  # 1.36's resourceclaim controller
 TINY_RUNS = [("PreemptionBasic", "backlog", ()), ("PreemptionBasic", "stream", ()),
              ("SchedulingPodAntiAffinity", "backlog", ()), ("SchedulingPodAntiAffinity", "stream", ()),
              ("TopologySpreading", "stream", ()), ("SchedulingCSIVolumes", "backlog", ()),
@@ -351,7 +354,9 @@ TINY_RUNS = [("PreemptionBasic", "backlog", ()), ("PreemptionBasic", "stream", (
              ("SchedulingDaemonSets", "backlog", ()), ("SchedulingDaemonSets", "stream", ()),
              ("SchedulingNamespaceSelectorAffinity", "backlog", _NS_TINY),
              ("SchedulingNamespaceSelectorAffinity", "stream", _NS_TINY),
-             ("SchedulingPreferredNamespaceSelectorAffinity", "stream", _NS_TINY)]
+             ("SchedulingPreferredNamespaceSelectorAffinity", "stream", _NS_TINY),
+             ("SchedulingWithResourceClaimTemplate", "backlog", _DRA_TINY),
+             ("SchedulingWithResourceClaim", "stream", _DRA_TINY)]
 
 
 @pytest.mark.parametrize(("workload", "mode", "extra"), TINY_RUNS,
@@ -359,7 +364,7 @@ TINY_RUNS = [("PreemptionBasic", "backlog", ()), ("PreemptionBasic", "stream", (
 def test_scheduler_perf_tiny(workload: str, mode: str, extra: tuple[str, ...], capsys) -> None:
     """One workload in one mode at 8 nodes, for both schedulers: every field there, every pod bound (that has
     room), every check 0."""
-    require_assets("1.26")
+    require_assets(extra[extra.index("--version") + 1] if "--version" in extra else "1.26")
     tiny = ["--nodes", "8", "--creators", "2", "--creator-threads", "2", "--timeout", "60", *extra]
     assert main(["--workload", workload, "--mode", mode, *tiny]) == 0
     lines = [json.loads(s) for s in capsys.readouterr().out.splitlines() if s.startswith("{")]
@@ -382,6 +387,9 @@ def test_scheduler_perf_tiny(workload: str, mode: str, extra: tuple[str, ...], c
             assert r["decision_ms_mean"] < r["e2e_ms_mean"] and r["bind_ms_mean"] < r["e2e_ms_mean"], r
         if workload == "PreemptionBasic":
             assert r["victims"] == 3 * r["measured_pods"], r  # 4 low pods per node, 3 make room
+        if workload in DRA_WORKLOADS:  # every measured and init pod's claim allocated, reserved, on its node
+            expected = (r["bound"] + r["init_bound"]) // (DRA_WORKLOADS[workload].dra.pods_per_claim or 1)
+            assert r["dra_devices_allocated"] == expected, r
         if workload == "TopologySpreading":
             assert r["spread_skew"] is not None, r
         if workload == "SchedulingCSIVolumes":  # every pod's volume counted, none over the CSINode's count
