@@ -98,6 +98,12 @@ class ClusterState:
         self.dra_generation = 0
         # What DRA derives from the slices alone (each node's pools), kept until a slice changes; opaque here.
         self.dra_slice_cache: dict[str, Any] = {}
+        # Each pool's version, bumped whenever a claim (as decisions see it) gains or loses an allocation result
+        # in it: a node's devices in use change only with the versions of its pools. Never reset.
+        self.dra_pool_versions: dict[tuple[str, str], int] = {}
+        # The allocator's verdicts per node (``policy_scheduler.dra.verdicts``), valid while the slices and the
+        # classes are unchanged (then cleared) and the node's pools keep their versions; opaque here.
+        self.dra_verdicts: dict[str, Any] = {}
         self._allocated_state: tuple[int, AllocatedState] = (-1, AllocatedState())
         self._slice_list: list[ResourceSlice] | None = None
 
@@ -388,14 +394,33 @@ class ClusterState:
     def _dra_changed(self) -> None:
         self.dra_generation += 1
 
+    def _claim_changing(self, key: tuple[str, str]) -> ResourceClaim | None:
+        """Before a change to the claim of ``key``: the claim as decisions see it (see :meth:`_claim_changed`)."""
+        self._dra_changed()
+        return self.assumed_resource_claims.get(key) or self.resource_claims.get(key)
+
+    def _claim_changed(self, key: tuple[str, str], before: ResourceClaim | None) -> None:
+        """After the change: every pool the claim's results were in, or are in now, gets a new version."""
+        after = self.assumed_resource_claims.get(key) or self.resource_claims.get(key)
+        if after is before:
+            return
+        versions = self.dra_pool_versions
+        for claim in (before, after):
+            if claim is not None:
+                for r in claim.results:
+                    pool = (r.driver, r.pool)
+                    versions[pool] = versions.get(pool, 0) + 1
+
     def add_device_class(self, device_class: DeviceClass) -> None:
         """Add or replace a DeviceClass."""
         self._dra_changed()
         self.device_classes[device_class.name] = device_class
+        self.dra_verdicts.clear()
 
     def remove_device_class(self, name: str) -> None:
         self._dra_changed()
         self.device_classes.pop(name, None)
+        self.dra_verdicts.clear()
 
     def add_resource_slice(self, resource_slice: ResourceSlice) -> None:
         """Add or replace a ResourceSlice."""
@@ -403,12 +428,14 @@ class ClusterState:
         self.resource_slices[resource_slice.name] = resource_slice
         self._slice_list = None
         self.dra_slice_cache.clear()
+        self.dra_verdicts.clear()
 
     def remove_resource_slice(self, name: str) -> None:
         self._dra_changed()
         self.resource_slices.pop(name, None)
         self._slice_list = None
         self.dra_slice_cache.clear()
+        self.dra_verdicts.clear()
 
     def slice_list(self) -> list[ResourceSlice]:
         """Every ResourceSlice, in name order."""
@@ -419,15 +446,17 @@ class ClusterState:
     def add_resource_claim(self, claim: ResourceClaim) -> None:
         """Add or replace the API object; once it carries an allocation, an assumed copy of it is dropped
         (the scheduler's write has arrived, or someone else's: either way the API object now says)."""
-        self._dra_changed()
+        before = self._claim_changing(claim.key)
         self.resource_claims[claim.key] = claim
         if claim.allocated or claim.deleting:
             self.assumed_resource_claims.pop(claim.key, None)
+        self._claim_changed(claim.key, before)
 
     def remove_resource_claim(self, namespace: str, name: str) -> None:
-        self._dra_changed()
+        before = self._claim_changing((namespace, name))
         self.resource_claims.pop((namespace, name), None)
         self.assumed_resource_claims.pop((namespace, name), None)
+        self._claim_changed((namespace, name), before)
 
     def add_resource_claim_template(self, template: ResourceClaimTemplate) -> None:
         self._dra_changed()
@@ -440,12 +469,14 @@ class ClusterState:
     def assume_resource_claim(self, claim: ResourceClaim) -> None:
         """Decisions see ``claim`` (allocated and reserved in memory) until the API object carries an
         allocation, it is deleted, or the assumption is restored."""
-        self._dra_changed()
+        before = self._claim_changing(claim.key)
         self.assumed_resource_claims[claim.key] = claim
+        self._claim_changed(claim.key, before)
 
     def restore_resource_claim(self, namespace: str, name: str) -> None:
-        self._dra_changed()
+        before = self._claim_changing((namespace, name))
         self.assumed_resource_claims.pop((namespace, name), None)
+        self._claim_changed((namespace, name), before)
 
     def get_resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
         """The claim as decisions see it (an assumed copy over the API object), or None."""
