@@ -104,6 +104,7 @@ class ClusterState:
         # The allocator's verdicts per node (``policy_scheduler.dra.verdicts``), valid while the slices and the
         # classes are unchanged (then cleared) and the node's pools keep their versions; opaque here.
         self.dra_verdicts: dict[str, Any] = {}
+        self.dra_keep_verdicts = True  # False: every node decided afresh for every pod (the tests' reference)
         self._allocated_state: tuple[int, AllocatedState] = (-1, AllocatedState())
         self._slice_list: list[ResourceSlice] | None = None
 

@@ -73,6 +73,8 @@ def allocate(cluster: ClusterState, allocator: Allocator, signature: Hashable, n
     """``allocator.allocate(node_name, labels, claims)``, from the node's kept verdict where it is still valid; and
     the claims the solution's devices were found for (``claims``, or an earlier pod's claims of the same
     signature: :func:`relabel` makes it ``claims``'s solution)."""
+    if not cluster.dra_keep_verdicts:
+        return allocator.allocate(node_name, labels, claims), claims
     pools = allocator.pools_for(node_name, labels)
     for p in pools:
         if p.counter_sets:
