@@ -101,6 +101,7 @@ class ClusterState:
         # Each pool's version, bumped whenever a claim (as decisions see it) gains or loses an allocation result
         # in it: a node's devices in use change only with the versions of its pools. Never reset.
         self.dra_pool_versions: dict[tuple[str, str], int] = {}
+        self.dra_pool_log: list[tuple[str, str]] = []  # each bump of a pool's version, in order (never reset)
         # The allocator's verdicts per node (``policy_scheduler.dra.verdicts``), valid while the slices and the
         # classes are unchanged (then cleared) and the node's pools keep their versions; opaque here.
         self.dra_verdicts: dict[str, Any] = {}
@@ -411,6 +412,7 @@ class ClusterState:
                 for r in claim.results:
                     pool = (r.driver, r.pool)
                     versions[pool] = versions.get(pool, 0) + 1
+                    self.dra_pool_log.append(pool)
 
     def add_device_class(self, device_class: DeviceClass) -> None:
         """Add or replace a DeviceClass."""

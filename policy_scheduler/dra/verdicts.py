@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 INVALID_POOLS = "invalid resource pools were encountered"
 _INVALID = object()  # the kept outcome of InvalidPoolsError
+#: ``ClusterState.dra_verdicts[POOL_NODES]``: each pool -> the nodes whose kept verdicts read it (node names are
+#: strings: a tuple key is apart from them).
+POOL_NODES = ("pool nodes",)
 
 
 def claims_signature(claims: Sequence[ResourceClaim], compiler: Any) -> Hashable:
@@ -90,6 +93,11 @@ def allocate(cluster: ClusterState, allocator: Allocator, signature: Hashable, n
         if outcome is _INVALID:
             raise InvalidPoolsError(INVALID_POOLS)
         return outcome, kept[3]
+    pool_nodes = cluster.dra_verdicts.get(POOL_NODES)
+    if pool_nodes is None:
+        pool_nodes = cluster.dra_verdicts[POOL_NODES] = {}
+    for p in pools:
+        pool_nodes.setdefault((p.driver, p.pool), set()).add(node_name)
     try:
         solution = allocator.allocate(node_name, labels, claims)
     except InvalidPoolsError as e:

@@ -1,4 +1,6 @@
-"""The allocator's verdicts kept per node across pods (``policy_scheduler.dra.verdicts``) change nothing: random
+"""The allocator's verdicts kept per node across pods (``policy_scheduler.dra.verdicts``), and the vectorised form
+that asks again only the nodes whose verdict may have changed (``policy_scheduler.fastpath.dynamic_resources``),
+change nothing: random
 sequences of pods, with slices, classes, claims and node labels changing in between, are decided on two clusters
 built alike, one keeping verdicts and one deciding every node afresh, and every decision (node, error, each node's
 reasons, each node's predicates and scores, the devices each node could give, the claims' allocations) is the
@@ -72,13 +74,22 @@ def slice_raw(rng: random.Random, name: str, generation: int) -> dict[str, Any]:
         devices.append({"name": "shared", "allowMultipleAllocations": True,
                         "capacity": {"bandwidth": {"value": str(rng.choice((2, 3, 4)))}}})
         spec.update(driver=NIC, allNodes=True, devices=devices)
+    elif name.startswith("parts-"):  # a pool of two slices: shared counters, and devices that consume them
+        spec.update(driver=GPU, nodeName="n1")
+        spec["pool"].update(name="parts", resourceSliceCount=2)
+        if name == "parts-counters":
+            spec["sharedCounters"] = [{"name": "set", "counters": {"c": {"value": str(rng.choice((1, 2)))}}}]
+        else:
+            spec["devices"] = [{**gpu_device(rng, 20 + i), "consumesCounters": [
+                {"counterSet": "set", "counters": {"c": {"value": "1"}}}]} for i in range(2)]
     else:
         spec.update(driver=GPU, perDeviceNodeSelection=True, devices=[
             {**gpu_device(rng, 10 + i), "nodeName": rng.choice(NODES)} for i in range(rng.randrange(1, 3))])
     return {"metadata": {"name": name}, "spec": spec}
 
 
-SLICES = (*(f"local-{n}" for n in NODES), *(f"region-{r}" for r in REGIONS), "net", "perdev")
+SLICES = (*(f"local-{n}" for n in NODES), *(f"region-{r}" for r in REGIONS), "net", "perdev", "parts-counters",
+          "parts-devices")
 
 
 def exactly(class_name: str, count: int = 1, **extra: Any) -> dict[str, Any]:
@@ -108,12 +119,13 @@ WEIGHTS = [6, 2, 3, 3, 2, 1, 2, 1, 1, 2, 2]
 
 
 class World:
-    """The same operations on two clusters: ``clusters[0]`` keeps verdicts, ``clusters[1]`` does not."""
+    """The same operations on two clusters: ``clusters[0]`` keeps verdicts and schedules on the fast path (the
+    vectorised form), ``clusters[1]`` decides every node afresh on the reference path."""
 
     def __init__(self) -> None:
         self.clusters = [ClusterState(), ClusterState()]
         self.clusters[1].dra_keep_verdicts = False
-        self.schedulers = [create(cluster=c) for c in self.clusters]
+        self.schedulers = [create(cluster=self.clusters[0]), create(cluster=self.clusters[1], vectorized=False)]
 
     def apply(self, operation: str, *args: Any) -> None:
         for cluster in self.clusters:
@@ -198,8 +210,9 @@ def run_sequence(seed: int, steps: int = 80) -> int:
     for name, expressions in CLASSES.items():
         world.apply("class", class_raw(name, expressions[0]))
     generations = dict.fromkeys(SLICES, 1)
+    counters = rng.random() < 0.3  # the pool with shared counters (neither kept verdicts nor the form apply)
     for name in SLICES:
-        if rng.random() < 0.85:
+        if rng.random() < 0.85 and (counters or not name.startswith("parts-")):
             world.apply("slice", slice_raw(rng, name, 1))
     shared: list[tuple[str, str]] = []  # claims pods may share
     scheduled: list[tuple[str, str]] = []
@@ -238,7 +251,14 @@ def run_sequence(seed: int, steps: int = 80) -> int:
                 scheduled.append((namespace, name))
         elif roll < 0.6:
             name = rng.choice(SLICES)
-            if rng.random() < 0.2:
+            if name.startswith("parts-"):
+                if not counters:
+                    continue
+                generations["parts-counters"] += 1  # the pool's slices, newer generation: both at once
+                generations["parts-devices"] = generations["parts-counters"]
+                world.apply("slice", slice_raw(rng, "parts-counters", generations["parts-counters"]))
+                world.apply("slice", slice_raw(rng, "parts-devices", generations["parts-devices"]))
+            elif rng.random() < 0.2:
                 world.apply("remove slice", name)
             else:
                 generations[name] += 1
