@@ -107,6 +107,11 @@ class ClusterState:
         self.dra_verdicts: dict[str, Any] = {}
         self.dra_keep_verdicts = True  # False: every node decided afresh for every pod (the tests' reference)
         self._allocated_state: tuple[int, AllocatedState] = (-1, AllocatedState())
+        # What allocated_state gathers, counted claim by claim (device -> results; device -> capacity -> (shares
+        # consuming it, their sum)).
+        self._dra_dedicated: dict[tuple[str, str, str], int] = {}
+        self._dra_shared: dict[tuple[str, str, str], int] = {}
+        self._dra_consumed: dict[tuple[str, str, str], dict[str, tuple[int, Fraction]]] = {}
         self._slice_list: list[ResourceSlice] | None = None
 
     # -- nodes -----------------------------------------------------------------------------------
@@ -406,6 +411,10 @@ class ClusterState:
         after = self.assumed_resource_claims.get(key) or self.resource_claims.get(key)
         if after is before:
             return
+        if before is not None:
+            self._account_claim(before, -1)
+        if after is not None:
+            self._account_claim(after, 1)
         versions = self.dra_pool_versions
         for claim in (before, after):
             if claim is not None:
@@ -506,27 +515,38 @@ class ClusterState:
 
     def allocated_state(self) -> AllocatedState:
         """``GatherAllocatedState``: the dedicated devices, the devices with shares (a ``shareID``), and the
-        capacity those shares consume per device, over every claim as decisions see it."""
+        capacity those shares consume per device, over every claim as decisions see it (kept up to date claim
+        by claim: :meth:`_account_claim`)."""
         generation, state = self._allocated_state
         if generation != self.dra_generation:
-            dedicated: set[tuple[str, str, str]] = set()
-            shared: set[tuple[str, str, str]] = set()
-            consumed: dict[tuple[str, str, str], dict[str, Fraction]] = {}
-            for claim in self.iter_resource_claims():
-                for r in claim.results:
-                    if r.admin_access:
-                        continue
-                    if r.share_id:
-                        shared.add(r.device_id)
-                        if r.consumed_capacity:
-                            total = consumed.setdefault(r.device_id, {})
-                            for name, value in r.consumed_capacity.items():
-                                total[name] = total.get(name, Fraction(0)) + value
-                        continue
-                    dedicated.add(r.device_id)
-            state = AllocatedState(frozenset(dedicated), frozenset(shared), consumed)
+            consumed = {device: {name: total for name, (count, total) in names.items() if count}
+                        for device, names in self._dra_consumed.items()}
+            state = AllocatedState(frozenset(self._dra_dedicated), frozenset(self._dra_shared), consumed)
             self._allocated_state = (self.dra_generation, state)
         return state
+
+    def _account_claim(self, claim: ResourceClaim, sign: int) -> None:
+        """Count the claim's results in (``sign`` 1) or out (-1) of what :meth:`allocated_state` gathers: per
+        device, the results holding it, the shares of it, and per capacity the shares consuming it and their sum."""
+        for r in claim.results:
+            if r.admin_access:
+                continue
+            device = r.device_id
+            counts = self._dra_shared if r.share_id else self._dra_dedicated
+            left = counts.get(device, 0) + sign
+            if left:
+                counts[device] = left
+            else:
+                del counts[device]
+            if r.share_id and r.consumed_capacity:
+                names = self._dra_consumed.setdefault(device, {})
+                for name, value in r.consumed_capacity.items():
+                    count, total = names.get(name, (0, Fraction(0)))
+                    names[name] = (count + sign, total + sign * value)
+                    if not names[name][0]:
+                        del names[name]
+                if not names:
+                    del self._dra_consumed[device]
 
     def get_storage_class(self, name: str) -> StorageClass:
         sc = self.storage_classes.get(name)

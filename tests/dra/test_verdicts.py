@@ -174,6 +174,25 @@ def filtered(checker: Any, pod: Pod, cluster: ClusterState) -> Any:
     return out
 
 
+def gathered(cluster: ClusterState) -> tuple[Any, ...]:
+    """``GatherAllocatedState`` from scratch, over every claim as decisions see it (``allocated_state`` keeps it
+    claim by claim)."""
+    dedicated, shared, consumed = set(), set(), {}
+    for claim in cluster.iter_resource_claims():
+        for r in claim.results:
+            if r.admin_access:
+                continue
+            if r.share_id:
+                shared.add(r.device_id)
+                if r.consumed_capacity:
+                    total = consumed.setdefault(r.device_id, {})
+                    for name, value in r.consumed_capacity.items():
+                        total[name] = total.get(name, 0) + value
+                continue
+            dedicated.add(r.device_id)
+    return dedicated, shared, consumed
+
+
 def outcome(scheduler: Any, raw: dict[str, Any], explain: bool, devices: bool, probe: bool = False) -> Any:
     pod = Pod(raw)
     seen: list[Any] = []
@@ -246,6 +265,8 @@ def run_sequence(seed: int, steps: int = 80) -> int:
             got = [outcome(s, raw, explain, devices, probe) for s in world.schedulers]
             assert got[0] == got[1], f"seed {seed} step {step}: {raw}"
             assert world.claims(world.clusters[0]) == world.claims(world.clusters[1])
+            state = world.clusters[0].allocated_state()
+            assert (state.dedicated, state.shared, state.consumed) == gathered(world.clusters[0])
             decided += 1
             if not probe and got[0][1][0] not in (None, "raised"):
                 scheduled.append((namespace, name))
