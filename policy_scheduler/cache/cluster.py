@@ -27,6 +27,10 @@ class ListerError(LookupError):
     """A lister lookup failed (not found, or upstream's lister error)."""
 
 
+#: Pool version bumps logged before the verdicts kept across pods are dropped (and the log with them).
+DRA_POOL_LOG_LIMIT = 1 << 16
+
+
 @dataclass(frozen=True)
 class AllocatedState:
     """``AllocatedState``: devices held for one claim each (``dedicated``), devices with shares (``shared``), and
@@ -101,7 +105,8 @@ class ClusterState:
         # Each pool's version, bumped whenever a claim (as decisions see it) gains or loses an allocation result
         # in it: a node's devices in use change only with the versions of its pools. Never reset.
         self.dra_pool_versions: dict[tuple[str, str], int] = {}
-        self.dra_pool_log: list[tuple[str, str]] = []  # each bump of a pool's version, in order (never reset)
+        # Each bump of a pool's version, in order, since dra_verdicts was last cleared (it is cleared with them).
+        self.dra_pool_log: list[tuple[str, str]] = []
         # The allocator's verdicts per node (``policy_scheduler.dra.verdicts``), valid while the slices and the
         # classes are unchanged (then cleared) and the node's pools keep their versions; opaque here.
         self.dra_verdicts: dict[str, Any] = {}
@@ -422,17 +427,22 @@ class ClusterState:
                     pool = (r.driver, r.pool)
                     versions[pool] = versions.get(pool, 0) + 1
                     self.dra_pool_log.append(pool)
+        if len(self.dra_pool_log) > DRA_POOL_LOG_LIMIT:  # what reads the log is kept with the verdicts: both go
+            self.dra_pool_log.clear()
+            self.dra_verdicts.clear()
 
     def add_device_class(self, device_class: DeviceClass) -> None:
         """Add or replace a DeviceClass."""
         self._dra_changed()
         self.device_classes[device_class.name] = device_class
         self.dra_verdicts.clear()
+        self.dra_pool_log.clear()
 
     def remove_device_class(self, name: str) -> None:
         self._dra_changed()
         self.device_classes.pop(name, None)
         self.dra_verdicts.clear()
+        self.dra_pool_log.clear()
 
     def add_resource_slice(self, resource_slice: ResourceSlice) -> None:
         """Add or replace a ResourceSlice."""
@@ -441,6 +451,7 @@ class ClusterState:
         self._slice_list = None
         self.dra_slice_cache.clear()
         self.dra_verdicts.clear()
+        self.dra_pool_log.clear()
 
     def remove_resource_slice(self, name: str) -> None:
         self._dra_changed()
@@ -448,6 +459,7 @@ class ClusterState:
         self._slice_list = None
         self.dra_slice_cache.clear()
         self.dra_verdicts.clear()
+        self.dra_pool_log.clear()
 
     def slice_list(self) -> list[ResourceSlice]:
         """Every ResourceSlice, in name order."""

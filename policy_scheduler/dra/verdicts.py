@@ -41,6 +41,8 @@ _INVALID = object()  # the kept outcome of InvalidPoolsError
 #: ``ClusterState.dra_verdicts[POOL_NODES]``: each pool -> the nodes whose kept verdicts read it (node names are
 #: strings: a tuple key is apart from them).
 POOL_NODES = ("pool nodes",)
+#: Signatures kept per node (more, and the node's verdicts are dropped).
+MAX_SIGNATURES = 64
 
 
 def claims_signature(claims: Sequence[ResourceClaim], compiler: Any) -> Hashable:
@@ -85,7 +87,7 @@ def allocate(cluster: ClusterState, allocator: Allocator, signature: Hashable, n
     get = cluster.dra_pool_versions.get
     versions = tuple([get((p.driver, p.pool), 0) for p in pools])
     per_node = cluster.dra_verdicts.get(node_name)
-    if per_node is None:
+    if per_node is None or len(per_node) >= MAX_SIGNATURES:
         per_node = cluster.dra_verdicts[node_name] = {}
     kept = per_node.get(signature)
     if kept is not None and kept[0] == versions and kept[1] == labels:

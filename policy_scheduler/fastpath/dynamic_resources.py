@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..dra.verdicts import POOL_NODES
+from ..dra.verdicts import MAX_SIGNATURES, POOL_NODES
 from ..errors import PredicateError
 from ..model.labels import IN
 from ..model.node_selector import NODE_NAME_FIELD, NodeSelectorTerm
@@ -31,6 +31,13 @@ if TYPE_CHECKING:
     from ..model.pod import Pod
     from ..predicates.dynamic_resources import DynamicResourcesChecker
     from .columns import NodeColumns
+
+
+#: ``ClusterState.dra_verdicts``' entries of this form (beside the node names'): signature -> KeptRows, and
+#: ``id(selector)`` -> (the selector, the columns' nodes and generation, its rows); each dropped whole when full.
+ROWS = ("rows",)
+SELECTORS = ("selectors",)
+MAX_SELECTORS = 4096
 
 
 @dataclass
@@ -61,8 +68,10 @@ def filter_form(checker: DynamicResourcesChecker) -> Callable[[Pod, Any, NodeCol
             return fits
         if len(state.to_allocate) != len(state.claims) or not cluster.dra_keep_verdicts or _has_counters(cluster):
             return None
-        key = ("rows", state.signature)
-        kept: KeptRows | None = cluster.dra_verdicts.get(key)
+        kept_rows = cluster.dra_verdicts.get(ROWS)
+        if kept_rows is None or len(kept_rows) >= MAX_SIGNATURES:
+            kept_rows = cluster.dra_verdicts[ROWS] = {}
+        kept: KeptRows | None = kept_rows.get(state.signature)
         log = cluster.dra_pool_log
         if kept is None or kept.nodes is not cols.nodes or kept.generation != cols.generation:
             rows = range(n)
@@ -84,7 +93,7 @@ def filter_form(checker: DynamicResourcesChecker) -> Callable[[Pod, Any, NodeCol
                 fits[i] = checker(pod, meta, infos[i])[0]
         except PredicateError:
             return None
-        cluster.dra_verdicts[key] = KeptRows(cols.nodes, cols.generation, len(log), fits)
+        kept_rows[state.signature] = KeptRows(cols.nodes, cols.generation, len(log), fits)
         return fits.copy()
 
     return vectorized
@@ -93,8 +102,11 @@ def filter_form(checker: DynamicResourcesChecker) -> Callable[[Pod, Any, NodeCol
 def _selector_rows(cluster: Any, cols: NodeColumns, selector: tuple[NodeSelectorTerm, ...]) -> np.ndarray:
     """The rows an allocation's node selector matches (kept per selector object and build of the columns); the
     node itself (one ``matchFields`` term on its name, a local device's) by the index."""
-    key = ("selector", id(selector))
-    kept = cluster.dra_verdicts.get(key)
+    selectors = cluster.dra_verdicts.get(SELECTORS)
+    if selectors is None or len(selectors) >= MAX_SELECTORS:
+        selectors = cluster.dra_verdicts[SELECTORS] = {}
+    key = id(selector)
+    kept = selectors.get(key)
     if kept is not None and kept[0] is selector and kept[1] is cols.nodes and kept[2] == cols.generation:
         return kept[3]
     n = len(cols.names)
@@ -108,7 +120,7 @@ def _selector_rows(cluster: Any, cols: NodeColumns, selector: tuple[NodeSelector
     else:
         rows = np.fromiter((any(t.matches(node.labels, node.name) for t in selector) for node in cols.nodes),
                            dtype=bool, count=n)
-    cluster.dra_verdicts[key] = (selector, cols.nodes, cols.generation, rows)
+    selectors[key] = (selector, cols.nodes, cols.generation, rows)
     return rows
 
 

@@ -347,3 +347,17 @@ def test_a_later_pod_of_the_same_signature_reuses_the_verdicts_relabelled():
         assert cluster.get_resource_claim("ns", f"c{i}").results[0].request == "g"
     assert calls[:len(NODES)] == list(NODES)  # the first pod: every node
     assert calls[len(NODES):] == [placed[0][0], placed[1][0]]  # then only the node the previous pod changed
+
+
+@pytest.mark.parametrize("seed", range(100, 160))
+def test_dropping_kept_verdicts_when_full_changes_nothing(seed, monkeypatch):
+    """The bounds on what is kept (the pool log, signatures per node, kept rows, selectors), made tiny."""
+    import policy_scheduler.cache.cluster as cluster_module
+    import policy_scheduler.dra.verdicts as verdicts_module
+    import policy_scheduler.fastpath.dynamic_resources as form_module
+
+    monkeypatch.setattr(cluster_module, "DRA_POOL_LOG_LIMIT", 3)
+    monkeypatch.setattr(verdicts_module, "MAX_SIGNATURES", 2)
+    monkeypatch.setattr(form_module, "MAX_SIGNATURES", 2)
+    monkeypatch.setattr(form_module, "MAX_SELECTORS", 2)
+    assert run_sequence(seed) > 10
