@@ -15,6 +15,10 @@ the cluster's DRA objects: the pod's claims, their classes, the allocator with t
 * Filter: ``cannot allocate all claims``, ``resourceclaim not available on the node`` (an allocated claim whose
   node selector does not match), ``invalid resource pools were encountered``.
 
+Each node's verdict is kept across pods whose claims to allocate have the same spec while nothing it depends on
+changes (:mod:`policy_scheduler.dra.verdicts`); the fast path's form asks only the nodes whose verdict may have
+changed (:mod:`policy_scheduler.fastpath.dynamic_resources`).
+
 An error of the allocator (a CEL expression that does not compile or evaluate, ...) fails the attempt with
 upstream's message (:class:`~policy_scheduler.errors.PredicateError`). A pod whose allocation needs what this
 engine does not implement (see :mod:`policy_scheduler.dra.allocator`; extended resources backed by a
