@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from policy_scheduler.algorithm import PluginFactoryArgs, PriorityConfigFactory
+from policy_scheduler.fastpath import dynamic_resources as fast_dynamic_resources
 from policy_scheduler.fastpath import predicates as fast_predicates
 from policy_scheduler.fastpath import preemption as fast_preemption
 from policy_scheduler.fastpath import priorities as fast_priorities
@@ -132,6 +133,10 @@ NO_VOLUMES = Forms(vectorized=fast_predicates.no_volumes, preemption=_UNLESS_VOL
 def _node_declared_features_forms(checker, args: PluginFactoryArgs) -> Forms:
     # Reads the node and the pod only; its vectorised form is exact for every pod.
     return Forms(vectorized=fast_predicates.node_declared_features(checker), preemption=ignores_pods)
+
+
+def _dynamic_resources_forms(checker, args: PluginFactoryArgs) -> Forms:
+    return Forms(vectorized=fast_dynamic_resources.filter_form(checker))
 
 
 def _pod_affinity_forms(checker, args: PluginFactoryArgs) -> Forms:
@@ -266,9 +271,10 @@ def register_defaults(reg: Registry) -> None:
     # NodeDeclaredFeatures (1.36): likewise for the pods that require a feature of the node.
     reg.register_fit_predicate_factory(NODE_DECLARED_FEATURES, new_node_declared_features_predicate,
                                        _node_declared_features_forms)
-    # DynamicResources (issue 45): likewise for the pods with ResourceClaims. No vectorised form: the fast path
-    # runs it node by node, and preemption is left to the reference (its reasons are unresolvable).
-    reg.register_fit_predicate_factory(DYNAMIC_RESOURCES, new_dynamic_resources_predicate)
+    # DynamicResources (issue 45): likewise for the pods with ResourceClaims. Its vectorised form asks the predicate
+    # only on the nodes whose verdict may have changed (fastpath/dynamic_resources.py); preemption is left to the
+    # reference (its reasons are unresolvable).
+    reg.register_fit_predicate_factory(DYNAMIC_RESOURCES, new_dynamic_resources_predicate, _dynamic_resources_forms)
     reg.register_priority_config_factory(
         DYNAMIC_RESOURCES, PriorityConfigFactory(DYNAMIC_RESOURCES_WEIGHT, function=new_dynamic_resources_priority))
     reg.register_priority_config_factory(

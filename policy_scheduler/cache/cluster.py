@@ -27,6 +27,10 @@ class ListerError(LookupError):
     """A lister lookup failed (not found, or upstream's lister error)."""
 
 
+#: Pool version bumps logged before the verdicts kept across pods are dropped (and the log with them).
+DRA_POOL_LOG_LIMIT = 1 << 16
+
+
 @dataclass(frozen=True)
 class AllocatedState:
     """``AllocatedState``: devices held for one claim each (``dedicated``), devices with shares (``shared``), and
@@ -98,7 +102,21 @@ class ClusterState:
         self.dra_generation = 0
         # What DRA derives from the slices alone (each node's pools), kept until a slice changes; opaque here.
         self.dra_slice_cache: dict[str, Any] = {}
+        # Each pool's version, bumped whenever a claim (as decisions see it) gains or loses an allocation result
+        # in it: a node's devices in use change only with the versions of its pools. Never reset.
+        self.dra_pool_versions: dict[tuple[str, str], int] = {}
+        # Each bump of a pool's version, in order, since dra_verdicts was last cleared (it is cleared with them).
+        self.dra_pool_log: list[tuple[str, str]] = []
+        # The allocator's verdicts per node (``policy_scheduler.dra.verdicts``), valid while the slices and the
+        # classes are unchanged (then cleared) and the node's pools keep their versions; opaque here.
+        self.dra_verdicts: dict[str, Any] = {}
+        self.dra_keep_verdicts = True  # False: every node decided afresh for every pod (the tests' reference)
         self._allocated_state: tuple[int, AllocatedState] = (-1, AllocatedState())
+        # What allocated_state gathers, counted claim by claim (device -> results; device -> capacity -> (shares
+        # consuming it, their sum)).
+        self._dra_dedicated: dict[tuple[str, str, str], int] = {}
+        self._dra_shared: dict[tuple[str, str, str], int] = {}
+        self._dra_consumed: dict[tuple[str, str, str], dict[str, tuple[int, Fraction]]] = {}
         self._slice_list: list[ResourceSlice] | None = None
 
     # -- nodes -----------------------------------------------------------------------------------
@@ -388,14 +406,43 @@ class ClusterState:
     def _dra_changed(self) -> None:
         self.dra_generation += 1
 
+    def _claim_changing(self, key: tuple[str, str]) -> ResourceClaim | None:
+        """Before a change to the claim of ``key``: the claim as decisions see it (see :meth:`_claim_changed`)."""
+        self._dra_changed()
+        return self.assumed_resource_claims.get(key) or self.resource_claims.get(key)
+
+    def _claim_changed(self, key: tuple[str, str], before: ResourceClaim | None) -> None:
+        """After the change: every pool the claim's results were in, or are in now, gets a new version."""
+        after = self.assumed_resource_claims.get(key) or self.resource_claims.get(key)
+        if after is before:
+            return
+        if before is not None:
+            self._account_claim(before, -1)
+        if after is not None:
+            self._account_claim(after, 1)
+        versions = self.dra_pool_versions
+        for claim in (before, after):
+            if claim is not None:
+                for r in claim.results:
+                    pool = (r.driver, r.pool)
+                    versions[pool] = versions.get(pool, 0) + 1
+                    self.dra_pool_log.append(pool)
+        if len(self.dra_pool_log) > DRA_POOL_LOG_LIMIT:  # what reads the log is kept with the verdicts: both go
+            self.dra_pool_log.clear()
+            self.dra_verdicts.clear()
+
     def add_device_class(self, device_class: DeviceClass) -> None:
         """Add or replace a DeviceClass."""
         self._dra_changed()
         self.device_classes[device_class.name] = device_class
+        self.dra_verdicts.clear()
+        self.dra_pool_log.clear()
 
     def remove_device_class(self, name: str) -> None:
         self._dra_changed()
         self.device_classes.pop(name, None)
+        self.dra_verdicts.clear()
+        self.dra_pool_log.clear()
 
     def add_resource_slice(self, resource_slice: ResourceSlice) -> None:
         """Add or replace a ResourceSlice."""
@@ -403,12 +450,16 @@ class ClusterState:
         self.resource_slices[resource_slice.name] = resource_slice
         self._slice_list = None
         self.dra_slice_cache.clear()
+        self.dra_verdicts.clear()
+        self.dra_pool_log.clear()
 
     def remove_resource_slice(self, name: str) -> None:
         self._dra_changed()
         self.resource_slices.pop(name, None)
         self._slice_list = None
         self.dra_slice_cache.clear()
+        self.dra_verdicts.clear()
+        self.dra_pool_log.clear()
 
     def slice_list(self) -> list[ResourceSlice]:
         """Every ResourceSlice, in name order."""
@@ -419,15 +470,17 @@ class ClusterState:
     def add_resource_claim(self, claim: ResourceClaim) -> None:
         """Add or replace the API object; once it carries an allocation, an assumed copy of it is dropped
         (the scheduler's write has arrived, or someone else's: either way the API object now says)."""
-        self._dra_changed()
+        before = self._claim_changing(claim.key)
         self.resource_claims[claim.key] = claim
         if claim.allocated or claim.deleting:
             self.assumed_resource_claims.pop(claim.key, None)
+        self._claim_changed(claim.key, before)
 
     def remove_resource_claim(self, namespace: str, name: str) -> None:
-        self._dra_changed()
+        before = self._claim_changing((namespace, name))
         self.resource_claims.pop((namespace, name), None)
         self.assumed_resource_claims.pop((namespace, name), None)
+        self._claim_changed((namespace, name), before)
 
     def add_resource_claim_template(self, template: ResourceClaimTemplate) -> None:
         self._dra_changed()
@@ -440,12 +493,14 @@ class ClusterState:
     def assume_resource_claim(self, claim: ResourceClaim) -> None:
         """Decisions see ``claim`` (allocated and reserved in memory) until the API object carries an
         allocation, it is deleted, or the assumption is restored."""
-        self._dra_changed()
+        before = self._claim_changing(claim.key)
         self.assumed_resource_claims[claim.key] = claim
+        self._claim_changed(claim.key, before)
 
     def restore_resource_claim(self, namespace: str, name: str) -> None:
-        self._dra_changed()
+        before = self._claim_changing((namespace, name))
         self.assumed_resource_claims.pop((namespace, name), None)
+        self._claim_changed((namespace, name), before)
 
     def get_resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
         """The claim as decisions see it (an assumed copy over the API object), or None."""
@@ -472,27 +527,38 @@ class ClusterState:
 
     def allocated_state(self) -> AllocatedState:
         """``GatherAllocatedState``: the dedicated devices, the devices with shares (a ``shareID``), and the
-        capacity those shares consume per device, over every claim as decisions see it."""
+        capacity those shares consume per device, over every claim as decisions see it (kept up to date claim
+        by claim: :meth:`_account_claim`)."""
         generation, state = self._allocated_state
         if generation != self.dra_generation:
-            dedicated: set[tuple[str, str, str]] = set()
-            shared: set[tuple[str, str, str]] = set()
-            consumed: dict[tuple[str, str, str], dict[str, Fraction]] = {}
-            for claim in self.iter_resource_claims():
-                for r in claim.results:
-                    if r.admin_access:
-                        continue
-                    if r.share_id:
-                        shared.add(r.device_id)
-                        if r.consumed_capacity:
-                            total = consumed.setdefault(r.device_id, {})
-                            for name, value in r.consumed_capacity.items():
-                                total[name] = total.get(name, Fraction(0)) + value
-                        continue
-                    dedicated.add(r.device_id)
-            state = AllocatedState(frozenset(dedicated), frozenset(shared), consumed)
+            consumed = {device: {name: total for name, (count, total) in names.items() if count}
+                        for device, names in self._dra_consumed.items()}
+            state = AllocatedState(frozenset(self._dra_dedicated), frozenset(self._dra_shared), consumed)
             self._allocated_state = (self.dra_generation, state)
         return state
+
+    def _account_claim(self, claim: ResourceClaim, sign: int) -> None:
+        """Count the claim's results in (``sign`` 1) or out (-1) of what :meth:`allocated_state` gathers: per
+        device, the results holding it, the shares of it, and per capacity the shares consuming it and their sum."""
+        for r in claim.results:
+            if r.admin_access:
+                continue
+            device = r.device_id
+            counts = self._dra_shared if r.share_id else self._dra_dedicated
+            left = counts.get(device, 0) + sign
+            if left:
+                counts[device] = left
+            else:
+                del counts[device]
+            if r.share_id and r.consumed_capacity:
+                names = self._dra_consumed.setdefault(device, {})
+                for name, value in r.consumed_capacity.items():
+                    count, total = names.get(name, (0, Fraction(0)))
+                    names[name] = (count + sign, total + sign * value)
+                    if not names[name][0]:
+                        del names[name]
+                if not names:
+                    del self._dra_consumed[device]
 
     def get_storage_class(self, name: str) -> StorageClass:
         sc = self.storage_classes.get(name)

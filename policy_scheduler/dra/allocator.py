@@ -389,6 +389,7 @@ class Allocator:
         shared: frozenset[DeviceID] = frozenset(),
         consumed: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
         pool_cache: dict[str, Any] | None = None,
+        slice_cache: dict[str, Any] | None = None,
     ) -> None:
         self.classes = classes
         self.all_slices = slices
@@ -399,13 +400,20 @@ class Allocator:
         # lives as long as the slices (ClusterState.dra_slice_cache) serves every pod
         self.pool_cache = pool_cache if pool_cache is not None else {}
         self.cel = compiler or default_environment()
-        self.slices_on_node: dict[str, list[ResourceSlice]] = {}
-        self.slices_shared: list[ResourceSlice] = []
-        for s in slices:
-            if not s.node_name or s.shared_counters:
-                self.slices_shared.append(s)
-            else:
-                self.slices_on_node.setdefault(s.node_name, []).append(s)
+        # the slices by node (and those for no one node): they depend on the slices only, so a cache that lives
+        # as long as the slices (``slice_cache``, for ``slices``) keeps them for every pod
+        split = slice_cache.get("split") if slice_cache is not None else None
+        if split is None:
+            split = ({}, [])
+            for s in slices:
+                if not s.node_name or s.shared_counters:
+                    split[1].append(s)
+                else:
+                    split[0].setdefault(s.node_name, []).append(s)
+            if slice_cache is not None:
+                slice_cache["split"] = split
+        self.slices_on_node: dict[str, list[ResourceSlice]] = split[0]
+        self.slices_shared: list[ResourceSlice] = split[1]
         self.available_counters: dict[str, dict[str, dict[str, Fraction]]] = {}  # by pool name, as upstream
         self.num_allocate_one = 0
 

@@ -18,6 +18,10 @@ the cluster's DRA objects: the pod's claims, their classes, the allocator with t
 PostFilter, after no node fit: the allocated claim to deallocate (:meth:`DynamicResourcesChecker.claim_to_deallocate`,
 written by the caller: ``Decision.deallocate``) and the message, ``deallocation of ResourceClaim completed``.
 
+Each node's verdict is kept across pods whose claims to allocate have the same spec while nothing it depends on
+changes (:mod:`policy_scheduler.dra.verdicts`); the fast path's form asks only the nodes whose verdict may have
+changed (:mod:`policy_scheduler.fastpath.dynamic_resources`).
+
 An error of the allocator (a CEL expression that does not compile or evaluate, ...) fails the attempt with
 upstream's message (:class:`~policy_scheduler.errors.PredicateError`). A pod whose allocation needs what this
 engine does not implement (see :mod:`policy_scheduler.dra.allocator`; extended resources backed by a
@@ -40,6 +44,7 @@ from ..dra.allocator import (
 )
 from ..dra.claims import PodClaimError, pod_claims
 from ..dra.reserve import ClaimReservation, PodClaims, consumer_uid
+from ..dra.verdicts import allocate, claims_signature, relabel
 from ..errors import PredicateError, RefusedPodError
 from ..features import Rules
 from ..model.dra import ResourceClaim
@@ -76,8 +81,10 @@ class PodState:
     claims: list[ResourceClaim] = field(default_factory=list)  # in the pod's order
     to_allocate: list[ResourceClaim] = field(default_factory=list)
     allocator: Allocator | None = None
-    # node name -> (the Node object it was decided for, reasons, solution): a relabelled node is a new object
-    nodes: dict[str, tuple[Any, list[str], list[list[DeviceResult]] | None]] = field(default_factory=dict)
+    signature: Any = None  # of ``to_allocate`` (policy_scheduler.dra.verdicts): each node's verdict kept under it
+    # node name -> (the Node object it was decided for, reasons, solution, the claims the solution's devices were
+    # found for: ``to_allocate``, or another pod's claims of the same signature): a relabelled node is a new object
+    nodes: dict[str, tuple[Any, list[str], list[list[DeviceResult]] | None, Any]] = field(default_factory=dict)
 
     @property
     def has_claims(self) -> bool:
@@ -120,9 +127,12 @@ class DynamicResourcesChecker:
     # -- PreFilter ------------------------------------------------------------------------------------------
     def state(self, pod: Pod) -> PodState:
         cluster = self.cluster
-        key = (pod, pod.raw, cluster.dra_generation, cluster.namespaces.get(pod.namespace))
-        if len(self._last) == len(key) and all(a is b for a, b in zip(self._last, key)):
+        last = self._last
+        namespace = cluster.namespaces.get(pod.namespace)
+        if (last and last[0] is pod and last[1] is pod.raw and last[2] == cluster.dra_generation
+                and last[3] is namespace):
             return self._state
+        key = (pod, pod.raw, cluster.dra_generation, namespace)
         self._state = self._pre_filter(pod)
         self._last = key
         return self._state
@@ -161,48 +171,63 @@ class DynamicResourcesChecker:
             allocated = cluster.allocated_state()
             state.allocator = Allocator(cluster.device_classes, cluster.slice_list(), allocated.dedicated,
                                         self.compiler, allocated.shared, allocated.consumed,
-                                        cluster.dra_slice_cache.setdefault("pools", {}))
+                                        cluster.dra_slice_cache.setdefault("pools", {}),
+                                        cluster.dra_slice_cache)
+            state.signature = claims_signature(state.to_allocate, self.compiler)
         return state
 
     # -- Filter ---------------------------------------------------------------------------------------------
     def __call__(self, pod: Pod, meta: Any, node_info: NodeInfo | None) -> tuple[bool, list[str]]:
-        reasons, _ = self.filter(pod, node_info)
+        reasons = self._decide(pod, node_info)[1]
         return not reasons, reasons
 
     def filter(self, pod: Pod, node_info: NodeInfo | None) -> tuple[list[str], list[list[DeviceResult]] | None]:
         """The node's reasons and, where the claims fit, the devices for each claim to allocate."""
+        kept = self._decide(pod, node_info)
+        _, reasons, solution, for_claims = kept
+        if solution is not None and for_claims is not None:
+            state = self.state(pod)
+            if for_claims is not state.to_allocate:  # another pod's verdict: its devices for this pod's claims
+                solution = relabel(solution, state.to_allocate)
+                state.nodes[kept[0].name] = (kept[0], reasons, solution, state.to_allocate)
+        return reasons, solution
+
+    def _decide(self, pod: Pod, node_info: NodeInfo | None) -> tuple[Any, list[str], Any, Any]:
+        """(the node, its reasons, the solution, the claims the solution's devices were found for)."""
         state = self.state(pod)
         if state.reason is not None:
-            return [PreFilterReason(state.reason)], None
+            return None, [PreFilterReason(state.reason)], None, None
         if not state.claims:
-            return [], None
+            return None, [], None, None
         node = require_node(node_info)
         kept = state.nodes.get(node.name)
         if kept is not None and kept[0] is node:
-            return kept[1], kept[2]
+            return kept
         unavailable = False
         for claim in state.claims:
             selector = claim.allocation_node_selector
             if selector is not None and not any(t.matches(node.labels, node.name) for t in selector):
                 unavailable = True
-        solution = None
+        solution = for_claims = None
         if state.allocator is not None:
             try:
-                solution = state.allocator.allocate(node.name, node.labels, state.to_allocate)
+                solution, for_claims = allocate(self.cluster, state.allocator, state.signature, node.name,
+                                                node.labels, state.to_allocate)
             except UnsupportedDRAFeature as e:
                 raise UnsupportedDRAFeatureError(e.message) from None
             except InvalidPoolsError as e:
-                result: tuple[list[str], Any] = ([UnresolvableReason(e.message)], None)
-                state.nodes[node.name] = (node, *result)
+                result: tuple[Any, list[str], Any, Any] = (node, [UnresolvableReason(e.message)], None, None)
+                state.nodes[node.name] = result
                 return result
             except AllocationError as e:
                 raise PredicateError(e.message) from None
             if solution is None:
-                result = ([UnresolvableReason(ERR_CANNOT_ALLOCATE)], None)
-                state.nodes[node.name] = (node, *result)
+                result = (node, [UnresolvableReason(ERR_CANNOT_ALLOCATE)], None, None)
+                state.nodes[node.name] = result
                 return result
-        result = ([UnresolvableReason(ERR_NOT_AVAILABLE)], None) if unavailable else ([], solution)
-        state.nodes[node.name] = (node, *result)
+        result = (node, [UnresolvableReason(ERR_NOT_AVAILABLE)], None, None) if unavailable else (
+            node, [], solution, for_claims)
+        state.nodes[node.name] = result
         return result
 
     # -- Reserve --------------------------------------------------------------------------------------------
