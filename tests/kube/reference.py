@@ -77,7 +77,8 @@ def write_config_to(version: str, configuration: dict[str, Any], directory: Path
     config_path.write_text(json.dumps({**configuration, "clientConnection": {"kubeconfig": str(kubeconfig)}}))
     out_path.unlink(missing_ok=True)
     done = subprocess.run([str(reference_binary(version)), "--config", str(config_path),
-                           "--write-config-to", str(out_path)], capture_output=True, text=True, timeout=60)
+                           "--write-config-to", str(out_path), "--secure-port=0"],  # no listener: runs in parallel
+                          capture_output=True, text=True, timeout=60)
     if done.returncode != 0 or not out_path.exists():
         errors = [line for line in done.stderr.splitlines() if line.startswith("E")] or done.stderr.splitlines()[-1:]
         raise ConfigurationRefused(f"kube-scheduler {version} refused the configuration: {' '.join(errors)}")
