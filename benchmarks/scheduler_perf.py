@@ -10,7 +10,8 @@ only on a line that serves ``resource.k8s.io/v1`` (``--version 1.36``): nodes, i
 ``--feature-gates`` from the workload, e.g. ``PodPriority=true`` for PreemptionBasic) and the **modern**
 kube-scheduler of ``--version`` (1.26, 1.32 or 1.36: the default profile under the name ``modern-scheduler-bench``),
 each run on a fresh envtest API server of that line (with the DRA workloads' templates, also that line's
-kube-controller-manager running only its resourceclaim controller, which makes each pod's claim), both clients unthrottled (qps = burst = 5000). Every run
+kube-controller-manager running only its resourceclaim controller, which makes each pod's claim), every client
+unthrottled (qps = burst = 5000). Every run
 starts the same way: the workload's namespaces (``sched-0``/``sched-1``; the ns-selector workloads'
 ``init-ns-<j>`` and ``measure-ns-0``, labelled ``team: devops``), its PriorityClass and DaemonSets where it
 needs them (the DaemonSets' uids go into their pods' owner references), the nodes (zones drawn from
@@ -21,7 +22,8 @@ run waits for all of them; in Unschedulable, whose init pods never fit, only unt
 one: it is up). Then, by ``--mode``:
 
 ``backlog``
-    that scheduler is stopped, every measured pod is created (the run waits until all exist), and a fresh
+    that scheduler is stopped, every measured pod is created (the run waits until all exist, and in the DRA
+    template workload until the resourceclaim controller has made every pod's claim), and a fresh
     scheduler of the same kind is started: the measurement starts with its process.
 ``stream``
     the measured pods are created while the scheduler runs, by ``--creators`` (4) processes of
@@ -180,6 +182,9 @@ CHECKS = ("overcommitted_nodes", "unfit_bound", "node_affinity_violations", "ant
           "pod_affinity_violations", "spread_violations", "csi_limit_violations", "daemon_pods_missing",
           "victim_nodes_without_preemptor", "unneeded_victims", "dra_violations")
 PERF_WORKLOADS: dict[str, Workload] = {**WORKLOADS, **VOLUME_WORKLOADS, **MODERN_FIELD_WORKLOADS, **DRA_WORKLOADS}
+#: The resourceclaim controller's client, unthrottled as the schedulers' (its default, 20 requests/s, would pace
+#: the pods: a claim and a pod status update each).
+CONTROLLER_CLIENT = ("--kube-api-qps=5000", "--kube-api-burst=5000")
 DRA_FROM = "1.34"  # the first line that serves resource.k8s.io/v1 (DRA GA)
 DRA_PATHS = {"DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
              "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
@@ -830,7 +835,8 @@ class PerfRun:
             began = time.monotonic()
             create_dra_objects(self.rest, w.dra.objects(w.node_names(cell.nodes), self.init_bodies + self.measured_bodies))
             if not w.dra.pods_per_claim:  # the resourceclaim controller makes each pod's claim from the template
-                self.controllers = ControllerManager(self.server, self.dir, ("resourceclaim-controller",)).start()
+                self.controllers = ControllerManager(self.server, self.dir, ("resourceclaim-controller",),
+                                                     *CONTROLLER_CLIENT).start()
             progress(f"created the DeviceClass and {cell.nodes} ResourceSlices of {w.dra.per_node} devices "
                      f"in {time.monotonic() - began:.1f}s")
         resource_version = self.rest.get(ALL_PODS, {"limit": 1})["metadata"]["resourceVersion"]
@@ -860,6 +866,9 @@ class PerfRun:
             self.creators.join(args.timeout)
             wait_until(lambda: self.watch.seen.issuperset(self.creators.created), 60,  # type: ignore[union-attr]
                        what="the watch to see every measured pod")
+            if self.controllers is not None:  # a backlog is ready when the controller has made every pod's claim
+                wait_until(lambda: self._claims_made() >= len(self.creators.created), args.timeout,  # type: ignore[union-attr]
+                           interval=0.5, what="the resourceclaim controller to make every measured pod's claim")
             progress(f"{len(self.creators.created)} measured pods created; a fresh scheduler starts")
             start = time.monotonic()
             self._start_scheduler(wait_healthy=False)
@@ -874,6 +883,11 @@ class PerfRun:
         for s in self.schedulers:
             s.check()
         return True
+
+    def _claims_made(self) -> int:
+        """The measured pods' claims the resourceclaim controller has made (in the measured pods' namespace)."""
+        path = DRA_PATHS["ResourceClaim"].format(ns=self.cell.workload.namespaces[1])
+        return len(self.rest.get(path)["items"])
 
     def _tried_init(self) -> bool:
         """Whether an init pod has a PodScheduled condition (the scheduler tried it)."""
