@@ -1,6 +1,6 @@
 """The Python CEL runtimes compared on DRA's device selectors: correctness, then speed.
 
-Runtimes (the two besides ours are not dependencies of the project; install them to compare):
+Runtimes (the two besides ours are the optional extra ``cel-compare``, not dependencies of the scheduler):
 
 * ``cel-expr-python`` (Google's cel-cpp with its type checker): the one :mod:`policy_scheduler.dra.cel` uses;
 * ``cel-python`` (``celpy``, pure Python on lark);
@@ -14,7 +14,7 @@ outcomes are upstream's (cel-go in kube-scheduler 1.36, from compile_test.go and
 evaluations per device per second (building the runtime's view of the device included, as an allocator
 does for a device it has not seen), and for ours the same with the per-key caches warm.
 
-    pip install cel-python common-expression-language   # the two others, for the comparison only
+    pip install '.[cel-compare]'   # cel-python and common-expression-language, for the comparison only
     python benchmarks/cel_runtimes.py [--seconds 1.0] [--budget 5]
 """
 
@@ -458,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             runtimes.append(factory())
         except ImportError:
-            print(f"# {package} is not installed (pip install {package}): left out")
+            print(f"# {package} is not installed (pip install '.[cel-compare]'): left out")
     device = sample_device()
 
     print("## Correctness against upstream's outcomes\n")
