@@ -7,6 +7,7 @@ Go's JSON decoder refuses a value of the wrong type for a field; these helpers d
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from ..errors import ObjectError
@@ -157,3 +158,11 @@ def resource_list_field(obj: str, path: str, rl: Any) -> dict[str, Any]:
         except QuantityError as e:
             raise ObjectError(obj, f"{path}.{name}", str(e)) from None
     return rl
+
+
+def resource_version(raw: Mapping[str, Any]) -> int:
+    """``metadata.resourceVersion`` as a number (0 when absent or not numeric, as in manifests): what orders two
+    copies of one object (etcd's revisions), as upstream's assume caches order them."""
+    meta = raw.get("metadata")
+    rv = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+    return int(rv) if isinstance(rv, str) and rv.isdigit() else 0

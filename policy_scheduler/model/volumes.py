@@ -22,6 +22,7 @@ from .fields import (
     object_identity,
     opt_obj_field,
     resource_list_field,
+    resource_version,
     str_field,
     str_list_field,
     string_map,
@@ -32,12 +33,6 @@ from .node_selector import NodeSelectorTerm, match_node_selector_terms, parse_no
 ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-
-
-def resource_version(raw: Mapping[str, Any]) -> int:
-    """``metadata.resourceVersion`` as a number (0 when absent or not numeric, as in manifests)."""
-    rv = (raw.get("metadata") or {}).get("resourceVersion") or ""
-    return int(rv) if isinstance(rv, str) and rv.isdigit() else 0
 
 
 @dataclass(frozen=True, slots=True)

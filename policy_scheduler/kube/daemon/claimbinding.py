@@ -45,6 +45,7 @@ from ...cache.scheduler_cache import SchedulerCache
 from ...dra.reserve import PodClaims, deallocated_claim_raw, pod_reference
 from ...errors import ObjectError
 from ...model.dra import CLAIM_FINALIZER, ResourceClaim
+from ...model.fields import resource_version
 from ...model.pod import Pod
 from ..client.reachability import Reachability, read_until_answered
 from ..client.rest import STRATEGIC_MERGE_PATCH, ApiError, RestClient
@@ -67,14 +68,6 @@ class ClaimBindingError(Exception):
 
 def claim_path(namespace: str, name: str) -> str:
     return f"{RESOURCE}/namespaces/{namespace}/resourceclaims/{name}"
-
-
-def resource_version(raw: Any) -> int:
-    """A claim's resourceVersion as the number etcd gives it (-1 when absent or not a number): what orders two
-    copies of one claim, as upstream's assume cache orders them."""
-    meta = raw.get("metadata") if isinstance(raw, dict) else None
-    text = (meta.get("resourceVersion") if isinstance(meta, dict) else None) or ""
-    return int(text) if isinstance(text, str) and text.isdigit() else -1
 
 
 def is_reserved_for(raw: dict[str, Any], pod: Pod) -> bool:

@@ -27,13 +27,13 @@ from ...dra.claims import PodClaimError, pod_claims
 from ...errors import ObjectError
 from ...features import Rules
 from ...model.dra import DeviceClass, ResourceClaim, ResourceSlice
+from ...model.fields import resource_version
 from ...model.namespace import Namespace
 from ...model.node import Node
 from ...model.pod import Pod
 from ...model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from ...model.workloads import LabelSelectedController, ReplicationController, Service
 from ...queue import SchedulingQueue
-from .claimbinding import resource_version
 
 log = logging.getLogger(__name__)
 
