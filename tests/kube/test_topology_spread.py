@@ -56,6 +56,10 @@ def unschedulable(cluster: Cluster) -> list[str]:
     """After ``place_web``: two pods the constraints refuse; their FailedScheduling messages."""
     # zone-a 3, zone-b 2 (a matching pod bound by name), then a pod allowed only in zone-a: skew 3 + 1 - 2 > 1
     cluster.add_pod(pod("web-bound", labels={"app": "web"}, node_name="a-1"))
+    # A scheduler that has bound a pod created after web-bound has web-bound in its cache (one watch, in order):
+    # without this, a loaded machine let the scheduler place "pinned" before it saw web-bound (a flake).
+    cluster.add_pod(pod("after-web-bound", cpu="100m", labels={"app": "other"}))
+    wait_until(lambda: cluster.placements().get("after-web-bound"), 60, what="after-web-bound bound")
     pinned = web("pinned", nodeAffinityPolicy="Ignore")
     pinned["spec"]["nodeSelector"] = {ZONE: "zone-a"}
     cluster.add_pod(pinned)
