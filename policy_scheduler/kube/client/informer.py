@@ -135,7 +135,13 @@ def resource_version(obj: Mapping[str, Any]) -> str:
 
 
 class Reflector:
-    """List-then-watch one resource into a handler, until ``stop`` is set."""
+    """List-then-watch one resource into a handler, until ``stop`` is set.
+
+    ``synced`` is set once the first list is in the store and the handler has seen it, or, with ``synced_from``,
+    just before the handler sees the first listed object (in ``list_order``) for which it is true: the objects
+    from there on are ones no decision needs before it is made (a backlog's pending pods, which reach the queue
+    as if each had been created just after the list).
+    """
 
     def __init__(
         self,
@@ -146,6 +152,7 @@ class Reflector:
         name: str,
         field_selector: str | None = None,
         list_order: Callable[[dict[str, Any]], Any] | None = None,
+        synced_from: Callable[[dict[str, Any]], bool] | None = None,
         watch_timeout: tuple[int, int] = WATCH_TIMEOUT_RANGE,
         read_timeout: float | None = None,
         backoff: tuple[float, float] = (BACKOFF_INITIAL, BACKOFF_MAX),
@@ -157,6 +164,7 @@ class Reflector:
         self.name = name
         self.field_selector = field_selector
         self.list_order = list_order
+        self.synced_from = synced_from
         self.watch_timeout = watch_timeout
         self.read_timeout = read_timeout if read_timeout is not None else watch_timeout[1] + READ_TIMEOUT_MARGIN
         self.backoff = backoff
@@ -226,16 +234,22 @@ class Reflector:
         for obj in items:
             share_values(trim(obj))
         self.lists += 1
-        self.replace(items, (data.get("metadata") or {}).get("resourceVersion") or "")
+        self.replace(items, (data.get("metadata") or {}).get("resourceVersion") or "",
+                     synced_from=self.synced_from if not self.synced.is_set() else None)
         self.synced.set()
 
-    def replace(self, items: Sequence[dict[str, Any]], version: str) -> None:
-        """Reconcile the store with a full list: deletions first, then adds and updates in list order."""
+    def replace(self, items: Sequence[dict[str, Any]], version: str,
+                synced_from: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        """Reconcile the store with a full list: deletions first, then adds and updates in list order (``synced``
+        set at the first object ``synced_from`` accepts)."""
         listed = {object_key(o): o for o in items}
         for key in [k for k in self.store if k not in listed]:
             self.handler.on_delete(self.store.pop(key))
         ordered = sorted(items, key=self.list_order) if self.list_order else items
         for obj in ordered:
+            if synced_from is not None and synced_from(obj):
+                synced_from = None
+                self.synced.set()
             key = object_key(obj)
             old = self.store.get(key)
             self.store[key] = obj

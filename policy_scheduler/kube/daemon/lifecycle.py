@@ -29,6 +29,7 @@ from ...model.disruption import PodDisruptionBudget
 from ...model.pod import Pod
 from ...predicates.volume_binder import DEFAULT_BIND_TIMEOUT
 from ...queue import (
+    FIFO,
     NominatingQueue,
     PodBackoff,
     SchedulingQueue,
@@ -92,10 +93,15 @@ PDB_RESOURCE = Resource("PodDisruptionBudget", "poddisruptionbudgets", ("policy/
 NON_TERMINAL = "status.phase!=Succeeded,status.phase!=Failed"
 
 
-def queue_order(raw: dict[str, Any]) -> tuple[str, str, str]:
-    """The backlog's order: creation time, then namespace/name (the order ``simulate`` uses)."""
+def queue_order(raw: dict[str, Any]) -> tuple[bool, str, str, str]:
+    """The listed pods' order: the assigned pods first (the cache needs them all before any decision), then the
+    backlog by creation time, then namespace/name (the order ``simulate`` uses)."""
     meta = raw.get("metadata") or {}
-    return (meta.get("creationTimestamp") or "", meta.get("namespace") or "", meta.get("name") or "")
+    return (unassigned(raw), meta.get("creationTimestamp") or "", meta.get("namespace") or "", meta.get("name") or "")
+
+
+def unassigned(raw: dict[str, Any]) -> bool:
+    return not (raw.get("spec") or {}).get("nodeName")
 
 
 class Daemon:
@@ -284,6 +290,7 @@ class Daemon:
                 self.rest, resource.path(version), handler, name=resource.plural,
                 field_selector=NON_TERMINAL if resource.kind == "Pod" else None,
                 list_order=queue_order if resource.kind == "Pod" else None, reachability=self.reachability,
+                synced_from=unassigned if resource.kind == "Pod" and self._backlog_streams() else None,
             )
             if resource.kind == "Pod":
                 self.pod_reflector = reflector
@@ -306,6 +313,12 @@ class Daemon:
             ))
         for reflector in self.reflectors:
             reflector.start()
+
+    def _backlog_streams(self) -> bool:
+        """Whether decisions may start while the listed backlog still enters the queue: with 1.9's FIFO it is
+        popped in the order it is added, so the first pods are decided exactly as after the whole list (the
+        priority queues could pop a pod before a higher-priority one of the list arrives, so they wait)."""
+        return isinstance(self.queue, FIFO)
 
     def _resources(self) -> tuple[Resource, ...]:
         return RESOURCES + (DRA_RESOURCES if self.feature_gates.cluster_rules else ())
@@ -410,8 +423,10 @@ class Daemon:
         self._loop_thread.start()
 
     def _schedule_when_synced(self) -> None:
-        while not self.synced() and not self._loop_stop.is_set():
-            self._loop_stop.wait(0.05)
+        for reflector in self.reflectors:
+            while not reflector.synced.wait(0.05):
+                if self._loop_stop.is_set():
+                    return
         freeze_long_lived()
         self.loop.run(self._loop_stop)
 
