@@ -80,8 +80,9 @@ error, and to a file with ``--table PATH``; ``--render RUNS.jsonl`` prints the t
 without running anything. Servers, schedulers and creators are stopped at the end of every run, also on an
 error or Ctrl-C; ``--keep`` keeps the work directory (the schedulers' and creators' logs).
 
-    # the 500-node table, both schedulers interleaved (ours then modern, the other way round on even repeats)
-    python benchmarks/scheduler_perf.py --repeat 2 --table perf-table.md > perf.jsonl
+    # the 500-node table on the 1.36 line, both schedulers interleaved (ours then modern, the other way round on
+    # even repeats), and 1.26's kube-scheduler as a second column
+    python benchmarks/scheduler_perf.py --repeat 2 --baseline 1.26 --table perf-table.md > perf.jsonl
     # one cell
     python benchmarks/scheduler_perf.py --workload SchedulingBasic --mode stream --scheduler ours
     # the 5,000-node variants (600 s per run)
@@ -95,7 +96,9 @@ error or Ctrl-C; ``--keep`` keeps the work directory (the schedulers' and creato
 
 Options: ``--workload A,B`` (repeatable; default: all 14, and the 2 DRA workloads from 1.34), ``--scale 500|5000``, ``--nodes`` (the init and
 measured pods then scale with it from the variant's, unless given too), ``--init-pods``, ``--measured-pods``,
-``--seed`` (1), ``--scheduler ours|modern|both``, ``--mode backlog|stream|both``, ``--version 1.26|1.32|1.36``,
+``--seed`` (1), ``--scheduler ours|modern|both``, ``--mode backlog|stream|both``, ``--version 1.26|1.32|1.36`` (1.36),
+``--baseline LINE`` (after each pair, that line's modern scheduler on a server of its line, e.g. ``1.26``: a
+second modern column in the table; not for the DRA workloads),
 ``--repeat`` (1), ``--csi-limit`` (the CSINodes' count, default 39), ``--timeout`` (600 s for the measurement;
 the init pods get as long, and a run whose init pods do not all bind in it fails), ``--creators``,
 ``--creator-threads``. Ours is the daemon of this checkout (its root first on ``PYTHONPATH``); ``commit`` in
@@ -186,6 +189,7 @@ PERF_WORKLOADS: dict[str, Workload] = {**WORKLOADS, **VOLUME_WORKLOADS, **MODERN
 #: the pods: a claim and a pod status update each).
 CONTROLLER_CLIENT = ("--kube-api-qps=5000", "--kube-api-burst=5000")
 DRA_FROM = "1.34"  # the first line that serves resource.k8s.io/v1 (DRA GA)
+VERSIONS = ("1.26", "1.32", "1.36")  # the envtest lines with a modern kube-scheduler
 DRA_PATHS = {"DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
              "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
              "ResourceClaim": "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims",
@@ -779,11 +783,14 @@ def group_peak_rss(pgid: int) -> list[float]:
 class PerfRun:
     """One workload at one size, in one mode, for one scheduler, on a fresh API server."""
 
-    def __init__(self, cell: Cell, mode: str, kind: str, repeat: int, args: argparse.Namespace, base: Path) -> None:
+    def __init__(self, cell: Cell, mode: str, kind: str, repeat: int, args: argparse.Namespace, base: Path,
+                 version: str | None = None) -> None:
         self.cell, self.mode, self.kind, self.repeat, self.args = cell, mode, kind, repeat, args
-        self.dir = base / f"{cell.name}-{mode}-{kind}-{repeat}"
+        self.version = version or args.version  # a --baseline run: the modern scheduler of that line, on its server
+        suffix = "" if self.version == args.version else f"-{self.version}"
+        self.dir = base / f"{cell.name}-{mode}-{kind}{suffix}-{repeat}"
         self.dir.mkdir(parents=True)
-        self.server = EnvtestServer(args.version, self.dir / "envtest", assets_dir() / "envtest.py")
+        self.server = EnvtestServer(self.version, self.dir / "envtest", assets_dir() / "envtest.py")
         self.scheduler_name = SCHEDULER_NAME if kind == "ours" else MODERN_SCHEDULER_NAME
         self.init_bodies = cell.workload.init_pods(cell.init, self.scheduler_name, namespaces=cell.init_namespaces)
         self.measured_bodies = cell.workload.measured_pods(cell.measured, self.scheduler_name, nodes=cell.nodes)
@@ -793,19 +800,19 @@ class PerfRun:
         self.watch: PodWatch | None = None
         self.creators: Creators | None = None
         self.controllers: ControllerManager | None = None
-        self.label = f"{cell.name}/{mode} {kind} #{repeat}"
+        self.label = f"{cell.name}/{mode} {kind}{suffix.replace('-', ' ')} #{repeat}"
 
     def identity(self) -> dict[str, Any]:
         """The fields that name the run (in its line, also when it failed)."""
         cell, args = self.cell, self.args
         return {"workload": cell.name, "mode": self.mode, "scheduler": self.kind, "repeat": self.repeat,
-                "version": args.version, "scale": args.scale, "seed": args.seed, "commit": args.commit,
+                "version": self.version, "scale": args.scale, "seed": args.seed, "commit": args.commit,
                 "nodes": cell.nodes, "init_pods": cell.init, "measured_pods": cell.measured,
                 "csi_limit": cell.csi_limit}
 
     def execute(self) -> dict[str, Any]:
         cell, args, w = self.cell, self.args, self.cell.workload
-        progress(f"{self.label}: envtest {args.version} in {self.server.dir}")
+        progress(f"{self.label}: envtest {self.version} in {self.server.dir}")
         SERVERS.append(self.server)
         self.server.start()
         self.rest = RestClient(api_client(self.server.kubeconfig, pool_size=THREADS + 2), qps=0, burst=1)
@@ -898,7 +905,7 @@ class PerfRun:
     def _start_scheduler(self, wait_healthy: bool) -> None:
         name = f"{self.kind}-{len(self.schedulers) + 1}"
         s = start_scheduler(self.kind, self.cell.workload.feature_gates, self.server.kubeconfig, self.dir, name,
-                            False, False, self.args.version)
+                            False, False, self.version)
         self.schedulers.append(s)
         if wait_healthy and s.kind == "ours":  # (the modern one serves no port: its init pods bound say it is up)
             wait_until(lambda: self._check() and s.healthy(), 60, interval=0.1, what=f"{name} healthy")
@@ -1011,18 +1018,27 @@ def _problems(kind: str, runs: list[dict[str, Any]]) -> list[str]:
 
 
 def table(lines: list[dict[str, Any]]) -> str:
+    """Ours against the modern scheduler of the same line, and, where ``--baseline`` ran, against that line's too
+    (the modern scheduler of another line is ``modern <line>``)."""
+    main = statistics.mode([str(r.get("version")) for r in lines if r["scheduler"] == "ours"] or
+                           [str(r.get("version")) for r in lines])
     groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for line in lines:
-        groups[(line["workload"], line["mode"])][line["scheduler"]].append(line)
+        kind = line["scheduler"] if str(line.get("version")) == main else f"{line['scheduler']} {line.get('version')}"
+        groups[(line["workload"], line["mode"])][kind].append(line)
+    baselines = sorted({k for kinds in groups.values() for k in kinds if k not in SCHEDULERS})
     head = ["workload", "mode", "ours pods/s", "modern pods/s", "ours/modern", "ours from start", "modern from start",
-            "ours/modern from start", "ours p50/p99 ms", "modern p50/p99 ms",
+            "ours/modern from start",
+            *(h for b in baselines for h in (f"{b} from start", f"ours/{b} from start")),
+            "ours s to first bind", "modern s to first bind", "ours p50/p99 ms", "modern p50/p99 ms",
             "creators pods/s (min)", "peak RSS MB ours", "peak RSS MB modern", "RSS ours/modern", "checks"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     order = {k: i for i, k in enumerate((*PERF_WORKLOADS, *MODES))}
     for (workload, mode), kinds in sorted(groups.items(), key=lambda kv: tuple(order.get(k, 99) for k in kv[0])):
         ours, modern = (sorted(kinds.get(k, []), key=lambda r: r.get("repeat", 0)) for k in SCHEDULERS)
         rates = [r["creator_pods_per_second"] for r in ours + modern if r.get("creator_pods_per_second")]
-        problems = _problems("ours", ours) + _problems("modern", modern)
+        problems = _problems("ours", ours) + _problems("modern", modern) + [
+            p for b in baselines for p in _problems(b, kinds.get(b, []))]
         rows.append("| " + " | ".join([
             workload, mode,
             _cell([r.get("pods_per_second") for r in ours]), _cell([r.get("pods_per_second") for r in modern]),
@@ -1030,6 +1046,11 @@ def table(lines: list[dict[str, Any]]) -> str:
             _cell([r.get("pods_per_second_from_start") for r in ours]),
             _cell([r.get("pods_per_second_from_start") for r in modern]),
             _ratio(_median(ours, "pods_per_second_from_start"), _median(modern, "pods_per_second_from_start")),
+            *(c for b in baselines for c in (
+                _cell([r.get("pods_per_second_from_start") for r in kinds.get(b, [])]),
+                _ratio(_median(ours, "pods_per_second_from_start"),
+                       _median(kinds.get(b, []), "pods_per_second_from_start")))),
+            _cell([r.get("seconds_to_first_bind") for r in ours]), _cell([r.get("seconds_to_first_bind") for r in modern]),
             _cell([None if r.get("p50_ms") is None else f"{r['p50_ms']:g}/{r['p99_ms']:g}" for r in ours]),
             _cell([None if r.get("p50_ms") is None else f"{r['p50_ms']:g}/{r['p99_ms']:g}" for r in modern]),
             f"{min(rates):g}" if rates else "—",
@@ -1062,7 +1083,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1, help="the nodes' zones")
     parser.add_argument("--scheduler", default="both", choices=("ours", "modern", "both"))
     parser.add_argument("--mode", default="both", choices=("backlog", "stream", "both"))
-    parser.add_argument("--version", default="1.26", choices=("1.26", "1.32", "1.36"), help="envtest line (server and modern)")
+    parser.add_argument("--version", default="1.36", choices=VERSIONS, help="envtest line (server and modern)")
+    parser.add_argument("--baseline", default=None, choices=VERSIONS,
+                        help="also run this line's modern scheduler on its own server: a second modern column")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--csi-limit", type=int, default=None,
                         help="the CSINodes' volume count of the volume workloads (default: upstream's 39)")
@@ -1073,6 +1096,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
     args = parser.parse_args(argv)
     args.schedulers = list(SCHEDULERS) if args.scheduler == "both" else [args.scheduler]
+    if args.baseline == args.version:
+        args.baseline = None
     args.modes = list(MODES) if args.mode == "both" else [args.mode]
     dra_served = tuple(int(x) for x in args.version.split(".")) >= tuple(int(x) for x in DRA_FROM.split("."))
     everything = tuple(n for n in PERF_WORKLOADS if dra_served or n not in DRA_WORKLOADS)
@@ -1083,13 +1108,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def runs(args: argparse.Namespace) -> Iterator[tuple[Cell, str, int, str]]:
-    """Per workload and mode, the schedulers interleaved: ours first on odd repeats, modern first on even."""
+def runs(args: argparse.Namespace) -> Iterator[tuple[Cell, str, int, str, str]]:
+    """Per workload and mode, the schedulers interleaved: ours first on odd repeats, modern first on even; then
+    the ``--baseline`` line's modern scheduler (not for the DRA workloads, which it cannot serve)."""
     for cell in cells(args):
         for mode in args.modes:
             for repeat in range(1, args.repeat + 1):
                 for kind in args.schedulers if repeat % 2 else args.schedulers[::-1]:
-                    yield cell, mode, repeat, kind
+                    yield cell, mode, repeat, kind, args.version
+                if args.baseline and cell.name not in DRA_WORKLOADS:
+                    yield cell, mode, repeat, "modern", args.baseline
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1097,7 +1125,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve_creator:
         return serve_creator(args.serve_creator[0], int(args.serve_creator[1]))
     return run_benchmark("scheduler_perf", args, lambda base: [
-        functools.partial(PerfRun, cell, mode, kind, repeat, args, base) for cell, mode, repeat, kind in runs(args)],
+        functools.partial(PerfRun, cell, mode, kind, repeat, args, base, version)
+        for cell, mode, repeat, kind, version in runs(args)],
         table, errors=(*RUN_ERRORS, ValueError))
 
 

@@ -39,7 +39,10 @@ from benchmarks.scheduler_perf import (
     Volumes,
     dra_checks,
     main,
+    parse_args,
     placement_checks,
+    runs,
+    table,
 )
 from policy_scheduler.algorithm_source import from_provider
 from policy_scheduler.model.openapi import OpenAPIValidator, resolve_version
@@ -364,8 +367,10 @@ TINY_RUNS = [("PreemptionBasic", "backlog", ()), ("PreemptionBasic", "stream", (
 def test_scheduler_perf_tiny(workload: str, mode: str, extra: tuple[str, ...], capsys) -> None:
     """One workload in one mode at 8 nodes, for both schedulers: every field there, every pod bound (that has
     room), every check 0."""
-    require_assets(extra[extra.index("--version") + 1] if "--version" in extra else "1.26")
-    tiny = ["--nodes", "8", "--creators", "2", "--creator-threads", "2", "--timeout", "60", *extra]
+    version = extra[extra.index("--version") + 1] if "--version" in extra else "1.26"  # (1.26 starts fastest)
+    require_assets(version)
+    tiny = ["--nodes", "8", "--creators", "2", "--creator-threads", "2", "--timeout", "60", "--version", version,
+            *extra]
     assert main(["--workload", workload, "--mode", mode, *tiny]) == 0
     lines = [json.loads(s) for s in capsys.readouterr().out.splitlines() if s.startswith("{")]
     assert sorted((r["workload"], r["mode"], r["scheduler"]) for r in lines) == [
@@ -401,3 +406,33 @@ def test_scheduler_perf_tiny(workload: str, mode: str, extra: tuple[str, ...], c
             assert r["daemon_pods_expected"] is None, r
         if "NamespaceSelector" in workload:
             assert (r["init_pods"], r["measured_pods"], r["init_bound"]) == (10, 20, 10), r
+
+
+def test_the_baseline_line_runs_after_each_pair_and_gets_its_own_columns() -> None:
+    """``--baseline 1.26``: after each interleaved pair on the 1.36 line, 1.26's modern scheduler on a 1.26 server
+    (never for a DRA workload, which 1.26 cannot serve); the table compares ours with both."""
+    args = parse_args(["--workload", "SchedulingBasic,SchedulingWithResourceClaim", "--mode", "backlog",
+                       "--repeat", "2", "--baseline", "1.26"])
+    assert args.version == "1.36"
+    planned = [(cell.name, repeat, kind, version) for cell, _, repeat, kind, version in runs(args)]
+    assert planned == [
+        ("SchedulingBasic", 1, "ours", "1.36"), ("SchedulingBasic", 1, "modern", "1.36"),
+        ("SchedulingBasic", 1, "modern", "1.26"),
+        ("SchedulingBasic", 2, "modern", "1.36"), ("SchedulingBasic", 2, "ours", "1.36"),
+        ("SchedulingBasic", 2, "modern", "1.26"),
+        ("SchedulingWithResourceClaim", 1, "ours", "1.36"), ("SchedulingWithResourceClaim", 1, "modern", "1.36"),
+        ("SchedulingWithResourceClaim", 2, "modern", "1.36"), ("SchedulingWithResourceClaim", 2, "ours", "1.36")]
+    assert parse_args(["--baseline", "1.36"]).baseline is None  # the line itself is no baseline
+
+    def line(kind: str, version: str, from_start: float) -> dict:
+        return {"workload": "SchedulingBasic", "mode": "backlog", "scheduler": kind, "version": version, "repeat": 1,
+                "pods_per_second": from_start * 2, "pods_per_second_from_start": from_start,
+                "seconds_to_first_bind": 0.5, "bound": 10, "expected_bound": 10, "failed_checks": [],
+                "nodes": 500, "init_pods": 500, "measured_pods": 1000}
+
+    out = table([line("ours", "1.36", 600.0), line("modern", "1.36", 400.0), line("modern", "1.26", 300.0)])
+    head, _, row = out.splitlines()[:3]
+    cells = dict(zip([h.strip() for h in head.split("|")], [c.strip() for c in row.split("|")]))
+    assert cells["ours/modern from start"] == "1.50"
+    assert cells["modern 1.26 from start"] == "300.0" and cells["ours/modern 1.26 from start"] == "2.00"
+    assert "versions ['1.26', '1.36']" in out
