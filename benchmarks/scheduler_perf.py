@@ -52,6 +52,10 @@ error):
   the mean per pod of its decision, of its bind request, and of both with what lies between, from its own
   histograms scraped just before it is stopped (init pods included in a stream run; the phases, beside
   ``seconds_to_first_bind``, show where the next bottleneck is).
+- ``cpu_seconds``: the scheduler's CPU (user + system, its process group) from its start to just before it is
+  stopped (backlog: start-up and the whole backlog); ``server_cpu_seconds``: the API server's and etcd's over the
+  measurement (from the scheduler's start, or the first create, to the end): on a 2-core machine the three share
+  the cores, so this is what a faster scheduler cannot take back.
 - ``peak_rss_mb``: the scheduler's peak resident set (``VmHWM``) just before it is stopped; the sum over its
   process group's processes if it has children (``peak_rss_of`` says which; ``peak_rss_group_max_mb``).
 - the placement checks, counts from the Node and Pod objects read back at the end (each should be 0):
@@ -112,6 +116,7 @@ import functools
 import http.client
 import json
 import math
+import os
 import ssl
 import statistics
 import sys
@@ -764,8 +769,33 @@ def create_dra_objects(rest: RestClient, objects: list[dict[str, Any]]) -> None:
             create_all(rest, path, [o for o in bodies if o["metadata"].get("namespace", "") == namespace], THREADS)
 
 
-def group_peak_rss(pgid: int) -> list[float]:
-    """``VmHWM`` (MB) of every live process in the process group ``pgid``, the leader first."""
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU (s) the processes ``pids`` have used so far (those still alive)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
+def processes_with(text: str) -> list[int]:
+    """The processes whose command line contains ``text`` (an envtest server's directory: its API server and etcd)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    out.append(int(entry.name))
+            except OSError:
+                continue
+    return out
+
+
+def group_members(pgid: int) -> list[int]:
     members = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -776,7 +806,12 @@ def group_peak_rss(pgid: int) -> list[float]:
             continue
         if int(fields[2]) == pgid:  # (state, ppid, pgrp, ...)
             members.append(int(entry.name))
-    peaks = [vm_hwm_mb(pid) for pid in sorted(members, key=lambda pid: pid != pgid)]
+    return members
+
+
+def group_peak_rss(pgid: int) -> list[float]:
+    """``VmHWM`` (MB) of every live process in the process group ``pgid``, the leader first."""
+    peaks = [vm_hwm_mb(pid) for pid in sorted(group_members(pgid), key=lambda pid: pid != pgid)]
     return [p for p in peaks if p is not None]
 
 
@@ -800,6 +835,7 @@ class PerfRun:
         self.watch: PodWatch | None = None
         self.creators: Creators | None = None
         self.controllers: ControllerManager | None = None
+        self.server_cpu = 0.0  # the API server's and etcd's CPU (s) when the measurement started
         self.label = f"{cell.name}/{mode} {kind}{suffix.replace('-', ' ')} #{repeat}"
 
     def identity(self) -> dict[str, Any]:
@@ -877,9 +913,11 @@ class PerfRun:
                 wait_until(lambda: self._claims_made() >= len(self.creators.created), args.timeout,  # type: ignore[union-attr]
                            interval=0.5, what="the resourceclaim controller to make every measured pod's claim")
             progress(f"{len(self.creators.created)} measured pods created; a fresh scheduler starts")
+            self.server_cpu = cpu_seconds(processes_with(str(self.server.dir)))
             start = time.monotonic()
             self._start_scheduler(wait_healthy=False)
         else:
+            self.server_cpu = cpu_seconds(processes_with(str(self.server.dir)))
             self.creators.go()
             start = time.monotonic()
             progress(f"creating {len(self.measured_bodies)} measured pods while the scheduler runs")
@@ -933,6 +971,8 @@ class PerfRun:
         assert watch is not None and creators is not None
         scheduler = self.schedulers[-1]
         peaks = group_peak_rss(scheduler.child.pid) if scheduler.child.alive() else []
+        cpu = cpu_seconds(group_members(scheduler.child.pid)) if scheduler.child.alive() else None
+        server_cpu = cpu_seconds(processes_with(str(self.server.dir))) - self.server_cpu
         phases = scheduler.phase_means_ms() if scheduler.kind == "ours" else dict.fromkeys(PHASES)
         codes = {s.child.name: s.child.stop() for s in self.schedulers}
         if not creators.done:
@@ -958,6 +998,8 @@ class PerfRun:
                 round(len(binds) / (binds[-1] - start), 1) if binds and binds[-1] > start else None,
             "seconds_to_first_bind": round(binds[0] - start, 3) if binds else None,
             "seconds_first_to_last_bind": round(span, 3),
+            "cpu_seconds": None if cpu is None else round(cpu, 2),
+            "server_cpu_seconds": round(server_cpu, 2),
             **phases,
             "p50_ms": round(percentile_ms(latencies, 50), 1) if stream and latencies else None,
             "p99_ms": round(percentile_ms(latencies, 99), 1) if stream and latencies else None,
@@ -1031,6 +1073,7 @@ def table(lines: list[dict[str, Any]]) -> str:
             "ours/modern from start",
             *(h for b in baselines for h in (f"{b} from start", f"ours/{b} from start")),
             "ours s to first bind", "modern s to first bind", "ours p50/p99 ms", "modern p50/p99 ms",
+            "CPU s ours", "CPU s modern", "server CPU s, ours' run", "server CPU s, modern's run",
             "creators pods/s (min)", "peak RSS MB ours", "peak RSS MB modern", "RSS ours/modern", "checks"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     order = {k: i for i, k in enumerate((*PERF_WORKLOADS, *MODES))}
@@ -1053,6 +1096,8 @@ def table(lines: list[dict[str, Any]]) -> str:
             _cell([r.get("seconds_to_first_bind") for r in ours]), _cell([r.get("seconds_to_first_bind") for r in modern]),
             _cell([None if r.get("p50_ms") is None else f"{r['p50_ms']:g}/{r['p99_ms']:g}" for r in ours]),
             _cell([None if r.get("p50_ms") is None else f"{r['p50_ms']:g}/{r['p99_ms']:g}" for r in modern]),
+            _cell([r.get("cpu_seconds") for r in ours]), _cell([r.get("cpu_seconds") for r in modern]),
+            _cell([r.get("server_cpu_seconds") for r in ours]), _cell([r.get("server_cpu_seconds") for r in modern]),
             f"{min(rates):g}" if rates else "—",
             _cell([r.get("peak_rss_mb") for r in ours]), _cell([r.get("peak_rss_mb") for r in modern]),
             _ratio(_median(ours, "peak_rss_mb"), _median(modern, "peak_rss_mb")),
