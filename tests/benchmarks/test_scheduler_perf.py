@@ -378,12 +378,14 @@ def test_scheduler_perf_tiny(workload: str, mode: str, extra: tuple[str, ...], c
     for r in lines:
         assert "error" not in r, r
         for field in ("pods_per_second", "pods_per_second_from_start", "seconds_to_first_bind",
-                      "creator_pods_per_second", "peak_rss_mb", "commit", "version", "scale", "victims"):
+                      "creator_pods_per_second", "peak_rss_mb", "commit", "version", "scale", "victims",
+                      "cpu_seconds", "server_cpu_seconds"):
             assert r[field] is not None, (field, r)
         limited = "--csi-limit" in extra
         assert r["bound"] == r["expected_bound"] == (8 if limited else r["created"]), r
         assert r["created"] == r["measured_pods"], r
         assert r["ended"] == "bound"
+        assert r["cpu_seconds"] > 0 and r["server_cpu_seconds"] > 0, r
         assert all(r[check] == 0 for check in CHECKS) and r["failed_checks"] == [], r
         assert (r["p50_ms"] is not None) == (mode == "stream")
         for phase in ("decision_ms_mean", "bind_ms_mean", "e2e_ms_mean"):  # ours' own histograms
