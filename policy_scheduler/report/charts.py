@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from .svg import Svg
+from .units import pct_text
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#86bcb6")
@@ -189,12 +190,12 @@ def paired_chart(rows: Sequence[PairRow], panels: Sequence[str], series: Sequenc
                     continue
                 w = panel_w * min(value, 100) / 100
                 svg.rect(x0, y + 4 + s * 10, max(w, 1), 9, g, fill=colors[s % len(colors)],
-                         title=f"{row.label} · {name}: {value:g}%")
+                         title=f"{row.label} · {name}: {pct_text(value)}")
                 for mark, at in row.marks[p][s] if row.marks else ():
                     x = x0 + panel_w * min(at, 100) / 100
                     svg.line(x, y + 3 + s * 10, x, y + 14 + s * 10, g, class_="mark",
-                             title=f"{row.label} · {name}: {mark} {at:g}%")
-                texts.append(f"{value:g}%")
+                             title=f"{row.label} · {name}: {mark} {pct_text(at)}")
+                texts.append(pct_text(value))
             svg.text(x0 + panel_w + 6, y + row_h / 2 + 4, " / ".join(texts), g, class_="value", title=row.tooltips[p])
     return svg.markup()
 
