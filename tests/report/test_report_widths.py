@@ -48,6 +48,8 @@ COUNT = re.compile(r"^[-+]?\d{1,3}(,\d{3})*$")
 #: What an integer column may count (a word of its header): a count needs no other unit.
 COUNTED = ("#", "pods", "replicas", "placed", "unschedulable", "nodes", "attempts", "preemptions", "priority",
            "total")
+# A number printed before a percent sign (in a chart), and before an arrow that leads to one.
+CHART_PERCENT = re.compile(r"([\d.]+)(?=%|→[\d.]+%)")
 # A decimal number on a card without its unit after it (or after "X of Y").
 CARD_DECIMAL = re.compile(r"\d[\d,]*\.\d+(?!\d)(?!( of [\d,]+\.\d+)?(%| cores| [KMGTP]iB| s\b))")
 
@@ -185,6 +187,9 @@ def test_the_report_fits_1280_pixels_with_units(open_at_1280, tmp_path, results,
     assert unit_problems(columns) == []
     cards = page.locator(".card").all_inner_texts()
     assert [c for c in cards if CARD_DECIMAL.search(c)] == []
+    # the charts' printed values: a percentage with one decimal ("6.3→12.6%", "16.6% / 27.1%")
+    values = page.locator("svg text.value").all_text_contents()
+    assert [v for v in values if any(not re.fullmatch(r"\d+\.\d", n) for n in CHART_PERCENT.findall(v))] == []
 
 
 def test_the_checks_catch_what_they_look_for(open_at_1280, tmp_path, results):
