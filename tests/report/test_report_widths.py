@@ -28,6 +28,7 @@ from policy_scheduler.offline.report import simulation_to_dict
 from policy_scheduler.offline.simulate import simulate
 from policy_scheduler.offline.snapshot import load_objects
 from policy_scheduler.report import write_report
+from policy_scheduler.report.units import binary_bytes, cores, millicores
 from policy_scheduler.sweep.cells import plan, run_cell
 from policy_scheduler.sweep.results import document
 from policy_scheduler.sweep.spec import load_spec
@@ -209,3 +210,21 @@ def test_the_checks_catch_what_they_look_for(open_at_1280, tmp_path, results):
     assert len(unit_problems(columns)) == 5
     assert CARD_DECIMAL.search("30.8 of 108") and CARD_DECIMAL.search("1.5 of 2 pods")
     assert not CARD_DECIMAL.search("30.80 of 108.79 cores · 6.0% → 16.2% · 1.5 GiB · 0.125 s")
+
+
+def test_the_script_formats_as_units_py(open_at_1280, tmp_path, results):
+    """The table cells (formatted by the page's script) and the cards and charts (by units.py) round alike,
+    halves included: 125m is 0.13 cores in both, 1005m 1.01, 1,280 bytes 1.3 KiB."""
+    data = json.loads(json.dumps(results["simulate"]))
+    ties = [("125m", 1280), ("375m", 1023), ("1005m", 2_872_311_808), ("2675m", 5 * 2**40 + 2**39), ("5m", 0),
+            ("123456789m", 1_048_524)]
+    for placement, (cpu, memory) in zip(data["placements"], ties):
+        placement["requests"] = {"cpu": cpu, "memory": memory}
+    path = tmp_path / "rounding.html"
+    write_report(data, path)
+    page, _ = open_at_1280(path, "report-rounding")
+    rows = [t.split("\t") for t in page.locator("#queue tbody tr").all_inner_texts()[:len(ties)]]
+    shown = [(r[3], r[4]) for r in rows]
+    assert shown == [(cores(millicores(cpu)), binary_bytes(memory)) for cpu, memory in ties]
+    assert shown == [("0.13", "1.3 KiB"), ("0.38", "1023 B"), ("1.01", "2.7 GiB"), ("2.68", "5.5 TiB"), ("0.01", "0 B"),
+                     ("123,456.79", "1,023.9 KiB")]
