@@ -4,7 +4,7 @@ precision per quantity (``policy_scheduler/report/units.py``).
 
 The reports are rendered from the bundled examples: the five commands on the example cluster, the PodPriority
 gate's simulate, explain and compare on the priority cluster (priorities, attempts, nominations, preemptions),
-simulate on the modern and DRA clusters, a sweep with failed cells (long error messages), a 300-node synthetic
+simulate, explain, capacity and compare on the modern cluster, simulate and explain on the DRA cluster, a sweep with failed cells (long error messages), a 300-node synthetic
 cluster, and a simulate result whose names and messages are as long as Kubernetes allows. Each table is shown
 at its largest page size and every ``<details>`` opened before measuring; a screenshot at 1,280 px goes to the
 artifacts directory.
@@ -33,10 +33,12 @@ from policy_scheduler.sweep.cells import plan, run_cell
 from policy_scheduler.sweep.results import document
 from policy_scheduler.sweep.spec import load_spec
 from tests.browser import layout_problems
+from tests.report.conftest import WEB_POD
 from tests.sweep.conftest import EXAMPLE, write_spec
 
 WIDTH, HEIGHT = 1280, 900
 PRIORITY = str(priority_cluster_path())
+MODERN = str(modern_cluster_path())
 DRA = str(Path(priority_cluster_path()).parent / "dra-cluster")
 GATE = ("--feature-gates", "PodPriority=true")
 
@@ -98,8 +100,12 @@ def results(example_results, tmp_path_factory) -> dict[str, dict]:
         "explain-priority": cli_json("explain", "batch/report-3cpu", "--cluster", PRIORITY, *GATE),
         "compare-priority": cli_json("compare", "DefaultProvider", "DefaultProvider", "--cluster", PRIORITY,
                                      "--feature-gates-b", "PodPriority=true"),
-        "simulate-modern": cli_json("simulate", "--cluster", str(modern_cluster_path())),
+        "simulate-modern": cli_json("simulate", "--cluster", MODERN),
+        "explain-modern": cli_json("explain", "shop/web-0", "--cluster", MODERN),
+        "capacity-modern": cli_json("capacity", str(WEB_POD), "--cluster", MODERN),
+        "compare-modern": cli_json("compare", "DefaultProvider", "ClusterAutoscalerProvider", "--cluster", MODERN),
         "simulate-dra": cli_json("simulate", "--cluster", DRA),
+        "explain-dra": cli_json("explain", "ml/train-0", "--cluster", DRA),
         "sweep": sweep_result(tmp_path_factory.mktemp("sweep")),
         "simulate-300-nodes": simulation_to_dict(simulate(snapshot, lambda c: source.build(c)), source.label),
         "simulate-long-names": long_names(example_results["simulate"]),
@@ -107,7 +113,8 @@ def results(example_results, tmp_path_factory) -> dict[str, dict]:
 
 
 KINDS = ["simulate", "explain", "capacity", "compare", "migrate", "simulate-priority", "explain-priority",
-         "compare-priority", "simulate-modern", "simulate-dra", "sweep", "simulate-300-nodes", "simulate-long-names"]
+         "compare-priority", "simulate-modern", "explain-modern", "capacity-modern", "compare-modern", "simulate-dra",
+         "explain-dra", "sweep", "simulate-300-nodes", "simulate-long-names"]
 
 
 @pytest.fixture
