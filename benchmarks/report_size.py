@@ -4,11 +4,13 @@ For each command it computes the result as the CLI does (simulate the pending qu
 pending pod, count capacity for a copy of it, compare DefaultProvider with ClusterAutoscalerProvider),
 turns it into the ``-o json`` data, then times the report alone: data preparation + templates
 (``render_report``) and the write. With ``--browser`` it also opens each file in headless Chromium
-(Playwright, ``/usr/bin/chromium``) and times the load, scripts and first paint of the tables included.
-One JSON line per command on standard output.
+(Playwright, ``/usr/bin/chromium``) and times the load, scripts and first paint of the tables included;
+with ``--width PX`` as well it opens them in a window that wide and reports what does not fit
+(``overflow``: [] when every table, chart and card fits; ``tests/browser.py``'s check). One JSON line per
+command on standard output.
 
     python benchmarks/report_size.py --nodes 5000 --pods 10000 --seed 1 [--commands simulate,explain]
-        [--out DIR] [--capacity-max N] [--browser]
+        [--out DIR] [--capacity-max N] [--browser [--width 1280]]
 """
 
 from __future__ import annotations
@@ -61,9 +63,12 @@ def result_data(command: str, snapshot: Snapshot, weight: int, capacity_max: int
     return offline_report.differences_to_dict(default.label, other.label, diffs, len(a.placements), a, b)
 
 
-def open_in_browser(paths: list[Path]) -> dict[Path, float]:
-    """Seconds from navigation to the load event (scripts run, tables drawn) per file."""
+def open_in_browser(paths: list[Path], width: int | None = None) -> dict[Path, tuple[float, list[str] | None]]:
+    """Per file: seconds from navigation to the load event (scripts run, tables drawn), and with ``width``
+    what does not fit a window that wide once every table shows its largest page (else None)."""
     from playwright.sync_api import sync_playwright
+
+    from tests.browser import layout_problems
 
     out = {}
     with tempfile.TemporaryDirectory() as profile, sync_playwright() as p:
@@ -71,10 +76,13 @@ def open_in_browser(paths: list[Path]) -> dict[Path, float]:
                                                        headless=True)
         for path in paths:
             page = context.new_page()
+            if width:
+                page.set_viewport_size({"width": width, "height": 900})
             start = time.perf_counter()
             page.goto(path.resolve().as_uri(), wait_until="load")
             page.wait_for_selector("table.dt tbody tr")
-            out[path] = time.perf_counter() - start
+            seconds = time.perf_counter() - start
+            out[path] = (seconds, layout_problems(page) if width else None)
             page.close()
         context.close()
     return out
@@ -90,11 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="keep the reports (and the -o json data) here (default: a temporary directory)")
     parser.add_argument("--browser", action="store_true", help="also time opening each report in headless Chromium")
+    parser.add_argument("--width", type=int, default=None, metavar="PX",
+                        help="with --browser: open the reports PX wide and report what does not fit (overflow)")
     args = parser.parse_args(argv)
     commands = [c for c in args.commands.split(",") if c]
     unknown = set(commands) - set(COMMANDS)
     if unknown:
         parser.error(f"unknown command(s): {', '.join(sorted(unknown))}")
+    if args.width and not args.browser:
+        parser.error("--width needs --browser")
 
     data = generate(args.nodes, args.pods, args.seed)
     weight = data.get("hardPodAffinitySymmetricWeight") or 1
@@ -124,9 +136,12 @@ def main(argv: list[str] | None = None) -> int:
                 "render_seconds": round(render, 2),
             })
         if args.browser:
-            opened = open_in_browser(paths)
+            opened = open_in_browser(paths, args.width)
             for line, path in zip(lines, paths):
-                line["browser_open_seconds"] = round(opened[path], 2)
+                seconds, overflow = opened[path]
+                line["browser_open_seconds"] = round(seconds, 2)
+                if args.width:
+                    line["width"], line["overflow"] = args.width, overflow
         for line in lines:
             print(json.dumps(line), flush=True)
     return 0

@@ -19,7 +19,47 @@ import pytest
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 #: The test files that open a browser: none of them may be skipped where a browser is required.
-BROWSER_TESTS = ("tests/report/test_browser.py", "tests/sweep/test_report_browser.py")
+BROWSER_TESTS = ("tests/report/test_browser.py", "tests/report/test_report_widths.py", "tests/sweep/test_report_browser.py")
+
+#: What of the open page does not fit the viewport: the document's scroll width, each element whose box ends right
+#: of the viewport (the outermost only: its children go with it), each table wider than the box it scrolls in, and
+#: each scroll box that scrolls. ``tests/report/test_report_widths.py`` and ``benchmarks/report_size.py --width``.
+LAYOUT_JS = r"""() => {
+  const vw = document.documentElement.clientWidth, name = e => {
+    const section = e.closest("section");
+    return e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + "." + String(e.className.baseVal ?? e.className).trim()
+      .replace(/ +/g, ".") + (section ? " in #" + section.id : "");
+  };
+  const over = [];
+  for (const e of document.querySelectorAll("body *")) {
+    const r = e.getBoundingClientRect();
+    if ((r.width || r.height) && r.right > vw + 0.5 && !(e.parentElement.getBoundingClientRect().right > vw + 0.5)) {
+      over.push(name(e) + " ends at " + Math.round(r.right) + " px");
+    }
+  }
+  const scrolls = [];
+  for (const e of document.querySelectorAll(".dt-scroll, .scroll, .chart-wrap")) {
+    if (e.scrollWidth > e.clientWidth + 1) { scrolls.push(name(e) + " scrolls: " + e.scrollWidth + " > " + e.clientWidth + " px"); }
+  }
+  return { viewport: vw, scrollWidth: document.documentElement.scrollWidth, over: over, scrolls: scrolls };
+}"""
+
+#: Every table at its largest page size and every ``<details>`` open: the widest the page gets.
+EXPAND_JS = r"""() => {
+  document.querySelectorAll("details").forEach(d => { d.open = true; });
+  document.querySelectorAll(".dt-pager select").forEach(s => {
+    s.value = s.options[s.options.length - 1].value;
+    s.dispatchEvent(new Event("change"));
+  });
+}"""
+
+
+def layout_problems(page) -> list[str]:
+    """Everything wider than the viewport on ``page`` (a Playwright page), expanded first; [] when it all fits."""
+    page.evaluate(EXPAND_JS)
+    got = page.evaluate(LAYOUT_JS)
+    out = [] if got["scrollWidth"] <= got["viewport"] else [f"the page scrolls: {got['scrollWidth']} > {got['viewport']} px"]
+    return out + got["over"] + got["scrolls"]
 
 
 def browser_required() -> bool:

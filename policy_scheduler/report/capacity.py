@@ -11,7 +11,7 @@ from markupsafe import Markup
 from . import charts
 from .common import Card, Page, extras, fit_error_histogram, plural, reason_text
 from .tables import Column, Table
-from .units import binary_bytes, cores, millicores
+from .units import binary_bytes, cores_text, millicores
 
 TOP_NODES = 40
 KNOWN_KEYS = ("kind", "algorithm", "replicas", "placements", "stopReason", "pod", "requests", "max", "stopReasons",
@@ -91,7 +91,7 @@ def stop_chart(model: CapacityModel) -> Markup:
 def node_table(model: CapacityModel) -> Table:
     table = Table("nodes", [
         Column("Node"), Column("Zone"), Column("Replicas", "num", "int"),
-        Column("Why no more fit", pooled=True), Column("", "class"),
+        Column("Why no more fit", pooled=True, wide=True), Column("", "class"),
     ], presets=[("with replicas", "placed"), ("without", "none")], page_size=25)
     for n in sorted(model.nodes, key=lambda n: (-n.replicas, n.name)):
         why = "; ".join(reason_text(r) for r in n.reasons) if n.reasons else (
@@ -102,7 +102,7 @@ def node_table(model: CapacityModel) -> Table:
 
 def cards(model: CapacityModel) -> list[Card]:
     placed_on = sum(1 for n in model.nodes if n.replicas)
-    req = f"{cores(model.requests[0])} cores, {binary_bytes(model.requests[1])}" if model.requests else ""
+    req = f"{cores_text(model.requests[0])}, {binary_bytes(model.requests[1])}" if model.requests else ""
     stopped = "--max reached" if model.stop_reason is None else "no node fits one more"
     return [
         Card("More replicas fit", f"{model.replicas:,}", stopped, "good" if model.replicas else "bad"),

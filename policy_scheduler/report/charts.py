@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from .svg import Svg
+from .units import fixed, pct_text
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#86bcb6")
@@ -144,7 +145,7 @@ def _usage_bar(svg: Svg, row: UsageRow, p: int, panel: UsagePanel, x0: float, y:
             x += w
             added_total += added
     after_total = kept_total + added_total
-    pb, pa = round(100 * before_total / cap), round(100 * after_total / cap)
+    pb, pa = fixed(100 * before_total / cap, 1), fixed(100 * after_total / cap, 1)
     text = f"{pb}%" if pb == pa and not added_total else f"{pb}→{pa}%"
     svg.text(x0 + panel_w + 6, y + 14, text, g, class_="value",
              title=f"{row.node}: {panel.fmt(before_total)} → {panel.fmt(after_total)} of {panel.fmt(cap)}")
@@ -166,7 +167,7 @@ def paired_chart(rows: Sequence[PairRow], panels: Sequence[str], series: Sequenc
     (a short upright line, named in its tooltip) at each of the row's ``marks``."""
     lw = label_width([r.label for r in rows])
     row_h = max(26, 6 + 10 * len(series))
-    panel_w, value_w, gap, top = 230.0, max(96.0, 42.0 * len(series)), 14.0, 36
+    panel_w, value_w, gap, top = 230.0, max(96.0, 46.0 * len(series)), 14.0, 36
     svg = Svg(lw + len(panels) * (panel_w + value_w + gap), top + len(rows) * row_h + 6, label)
     for r, row in enumerate(rows):
         svg.text(lw - 8, top + r * row_h + row_h / 2 + 4, clip(row.label, lw - 10), text_anchor="end", class_="label",
@@ -189,12 +190,12 @@ def paired_chart(rows: Sequence[PairRow], panels: Sequence[str], series: Sequenc
                     continue
                 w = panel_w * min(value, 100) / 100
                 svg.rect(x0, y + 4 + s * 10, max(w, 1), 9, g, fill=colors[s % len(colors)],
-                         title=f"{row.label} · {name}: {value:g}%")
+                         title=f"{row.label} · {name}: {pct_text(value)}")
                 for mark, at in row.marks[p][s] if row.marks else ():
                     x = x0 + panel_w * min(at, 100) / 100
                     svg.line(x, y + 3 + s * 10, x, y + 14 + s * 10, g, class_="mark",
-                             title=f"{row.label} · {name}: {mark} {at:g}%")
-                texts.append(f"{value:g}%")
+                             title=f"{row.label} · {name}: {mark} {pct_text(at)}")
+                texts.append(pct_text(value))
             svg.text(x0 + panel_w + 6, y + row_h / 2 + 4, " / ".join(texts), g, class_="value", title=row.tooltips[p])
     return svg.markup()
 

@@ -11,7 +11,7 @@ from markupsafe import Markup
 from . import charts
 from .common import Card, NodeUsage, Page, Triple, extras, plural
 from .tables import Column, Table
-from .units import binary_bytes, cores, usage
+from .units import binary_bytes, cores_text, usage
 
 UNSCHEDULABLE = "unschedulable"
 TOP_FLOW_NODES = 14
@@ -135,7 +135,7 @@ def zone_flow_chart(model: CompareModel) -> Markup | None:
 
 
 PANELS = ("CPU requested", "Memory requested", "Pods")
-FORMATS = (lambda m: f"{cores(m)} cores", binary_bytes, lambda p: f"{int(p)} pods")
+FORMATS = (cores_text, binary_bytes, lambda p: f"{int(p)} pods")
 
 
 def top_nodes(model: CompareModel, n: int = TOP_NODES) -> list[NodeModel]:

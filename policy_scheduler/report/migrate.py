@@ -28,8 +28,8 @@ def status_counts(mapping: list[Mapping[str, Any]]) -> dict[str, int]:
 
 def mapping_table(mapping: list[Mapping[str, Any]]) -> Table:
     table = Table("mapping", [
-        Column("From"), Column("Kind"), Column("Status", "badge"), Column("To (v1)", pooled=True),
-        Column("Note", pooled=True), Column("", "class"),
+        Column("From"), Column("Kind"), Column("Status", "badge"), Column("To (v1)", pooled=True, wide=True),
+        Column("Note", pooled=True, wide=True), Column("", "class"),
     ], presets=[(status, status) for status in STATUS_MEANINGS], page_size=100, empty="The mapping is empty.")
     for entry in mapping:
         status = str(entry.get("status") or "")

@@ -11,7 +11,7 @@ from markupsafe import Markup
 from . import charts
 from .common import Card, NodeUsage, Page, Triple, cell_text, extras, plural, reason_histogram
 from .tables import Column, Table
-from .units import binary_bytes, cores, millicores, pct_text, percent, usage
+from .units import binary_bytes, cores, cores_text, millicores, pct_text, percent, usage
 
 TOP_NODES = 30
 TOP_NAMESPACES = 8
@@ -19,7 +19,10 @@ TOP_WORKLOADS = 20
 TOP_REASONS = 20
 NO_ZONE = "(no zone)"
 KNOWN_KEYS = ("kind", "algorithm", "placements", "nodes")
-KNOWN_PLACEMENT_KEYS = ("pod", "node", "error", "requests", "workload", "reasons", "explain")
+# The placement keys the queue table shows as numbers when the result has them: key, header, format. The virtual
+# clock's placedAt (simulate's re-queueing loop, docs/running.md §13) is in seconds.
+QUEUE_NUMBERS = (("priority", "Priority", "int"), ("attempts", "Attempts", "int"), ("placedAt", "Placed at", "seconds"))
+KNOWN_PLACEMENT_KEYS = ("pod", "node", "error", "requests", "workload", "reasons", "explain", *(k for k, _, _ in QUEUE_NUMBERS))
 
 @dataclass
 class NodeModel(NodeUsage):
@@ -49,6 +52,7 @@ class QueueItem:
     error: str | None
     reasons: dict[str, int]
     extra: dict[str, Any]
+    numbers: dict[str, float | None] = field(default_factory=dict)  # QUEUE_NUMBERS' keys the placement has
 
     @property
     def namespace(self) -> str:
@@ -119,7 +123,12 @@ def queue_item(i: int, raw: Mapping[str, Any]) -> QueueItem:
         index=i + 1, pod=str(raw["pod"]), workload=raw.get("workload"), requests=requests, node=node,
         error=raw.get("error"), reasons={} if node else reason_histogram(raw),
         extra={k: raw[k] for k in raw if k not in KNOWN_PLACEMENT_KEYS},
+        numbers={k: _number(raw[k]) for k, _, _ in QUEUE_NUMBERS if k in raw},
     )
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def namespace_order(nodes: Sequence[NodeModel], top: int = TOP_NAMESPACES) -> list[str]:
@@ -201,7 +210,7 @@ def _collapse(by_ns: Mapping[str, Triple], keep: Sequence[str]) -> dict[str, Tri
     return out
 
 
-PANELS = (charts.UsagePanel("CPU requested", lambda m: f"{cores(m)} cores"),
+PANELS = (charts.UsagePanel("CPU requested", cores_text),
           charts.UsagePanel("Memory requested", binary_bytes),
           charts.UsagePanel("Pods", lambda p: f"{int(p)} pods"))
 
@@ -268,16 +277,19 @@ def reason_chart(model: SimulateModel) -> Markup:
 
 def queue_table(model: SimulateModel) -> Table:
     extra_names = list(dict.fromkeys(k for q in model.queue for k in q.extra))
+    numbers = [(k, label, fmt) for k, label, fmt in QUEUE_NUMBERS if any(k in q.numbers for q in model.queue)]
     table = Table("queue", [
-        Column("#", "num", "int"), Column("Pod"), Column("Workload"), Column("CPU", "num", "cores"),
-        Column("Memory", "num", "bytes"), Column("Node"), Column("Reason", pooled=True),
+        Column("#", "num", "int"), Column("Pod"), Column("Workload"), Column("CPU (cores)", "num", "cores"),
+        Column("Memory", "num", "bytes"), Column("Node"), Column("Reason", pooled=True, wide=True),
+        *[Column(label, "num", fmt) for _, label, fmt in numbers],
         *[Column(n) for n in extra_names], Column("", "class"),
     ], presets=[("unschedulable", "fail"), ("scheduled", "ok")], page_size=25)
     for q in model.queue:
         cpu, mem = q.requests if q.requests else (None, None)
         table.rows.append([
             q.index, q.pod, q.workload or "", cpu, mem, q.node or "unschedulable",
-            table.pool.ref(q.error or ""), *[cell_text(q.extra.get(n)) for n in extra_names],
+            table.pool.ref(q.error or ""), *[q.numbers.get(k) for k, _, _ in numbers],
+            *[cell_text(q.extra.get(n)) for n in extra_names],
             "ok" if q.node else "fail",
         ])
     return table
@@ -288,7 +300,7 @@ def node_table(model: SimulateModel) -> Table:
         Column("Node"), Column("Zone"), Column("CPU before", "bar", "pct"), Column("CPU after", "bar", "pct"),
         Column("Memory before", "bar", "pct"), Column("Memory after", "bar", "pct"),
         Column("Pods before", "num", "int"), Column("Pods after", "num", "int"), Column("Pods change", "num", "int"),
-        Column("CPU allocatable", "num", "cores"), Column("Memory allocatable", "num", "bytes"),
+        Column("CPU allocatable (cores)", "num", "cores"), Column("Memory allocatable", "num", "bytes"),
         Column("Pods allocatable", "num", "int"), Column("", "class"),
     ], presets=[("changed", "changed")], page_size=25)
     for n in model.nodes:
@@ -311,7 +323,7 @@ def cards(model: SimulateModel) -> list[Card]:
         Card("Unschedulable", f"{model.unschedulable:,}", "FitError", "bad" if model.unschedulable else "good"),
         Card("Nodes", f"{len(model.nodes):,}", plural(len(zone_names), "zone") if zone_names else "no zone labels"),
         Card("Cluster CPU requested", f"{pct_text(percent(before[0], alloc[0]))} → {pct_text(percent(after[0], alloc[0]))}",
-             f"{cores(after[0])} of {cores(alloc[0])} cores"),
+             f"{cores(after[0])} of {cores_text(alloc[0])}"),
         Card("Cluster memory requested",
              f"{pct_text(percent(before[1], alloc[1]))} → {pct_text(percent(after[1], alloc[1]))}",
              f"{binary_bytes(after[1])} of {binary_bytes(alloc[1])}"),

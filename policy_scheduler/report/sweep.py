@@ -13,7 +13,7 @@ from markupsafe import Markup
 from . import charts
 from .common import Card, Page, extras, plural
 from .tables import Column, Table
-from .units import millicores
+from .units import millicores, pct_text, seconds_text
 
 KNOWN_KEYS = ("kind", "spec", "snapshots", "algorithms", "scenarios", "metrics", "schedulerName", "executor", "cells",
               "finished", "failed", "interrupted", "rows")
@@ -96,7 +96,7 @@ def utilisation_chart(model: SweepModel, scenario: str) -> Markup | None:
             values.append([pct(d.get("mean")) for d in dist])
             marks.append([[(k, pct(d[k])) for k in ("p90", "max") if d.get(k) is not None] for d in dist])
             tips.append(f"{snapshot} · {resource}: " + "; ".join(
-                f"{a} mean {pct(d.get('mean'))}%, p90 {pct(d.get('p90'))}%, max {pct(d.get('max'))}%"
+                f"{a} mean {pct_text(pct(d.get('mean')))}, p90 {pct_text(pct(d.get('p90')))}, max {pct_text(pct(d.get('max')))}"
                 if d.get("mean") is not None else f"{a}: no result" for a, d in zip(model.algorithms, dist)))
         rows.append(charts.PairRow(snapshot, values, tips, marks=marks))
     if not any(v is not None for r in rows for panel in r.values for v in panel):
@@ -146,7 +146,7 @@ def differences(model: SweepModel, scenario: str) -> list[tuple[str, list[Differ
             cpu = _delta(pct((row.get("cpu") or {}).get("mean")), pct((base.get("cpu") or {}).get("mean")))
             tip = (f"{snapshot}: {algorithm} against {base_name}: pods placed {base.get('placed')} → {row.get('placed')}, "
                    f"nodes used {base.get('nodesUsed')} → {row.get('nodesUsed')}, mean cpu "
-                   f"{pct((base.get('cpu') or {}).get('mean'))}% → {pct((row.get('cpu') or {}).get('mean'))}%")
+                   f"{pct_text(pct((base.get('cpu') or {}).get('mean')))} → {pct_text(pct((row.get('cpu') or {}).get('mean')))}")
             tone = "good" if (placed or 0) > 0 else "bad" if (placed or 0) < 0 else ""
             cells.append(Difference(placed, used, None if cpu is None else round(cpu, 1), tip, tone))
         out.append((snapshot, cells))
@@ -180,9 +180,9 @@ def rows_table(model: SweepModel) -> Table:
         Column("Snapshot"), Column("Algorithm"), Column("Scenario"), Column("Placed", "num", "int"),
         Column("Unschedulable", "num", "int"), Column("CPU mean", "bar", "pct"), Column("CPU p90", "bar", "pct"),
         Column("Memory mean", "bar", "pct"), Column("Memory p90", "bar", "pct"), Column("Nodes used", "num", "int"),
-        Column("Largest free CPU", "num", "cores"), Column("Largest free memory", "num", "bytes"),
-        Column("Zone skew", "num", "int"), Column("Preemptions", "num", "int"), Column("Seconds", "num"),
-        Column("Error", pooled=True), Column("", "class"),
+        Column("Largest free CPU (cores)", "num", "cores"), Column("Largest free memory", "num", "bytes"),
+        Column("Zone skew (pods)", "num", "int"), Column("Preemptions", "num", "int"), Column("Time", "num", "seconds"),
+        Column("Error", pooled=True, wide=True), Column("", "class"),
     ], presets=[("failed cells", FAILED)], page_size=25, empty="No cell has finished.")
     for r in model.rows:
         cpu, memory, free = r.get("cpu") or {}, r.get("memory") or {}, r.get("largestFree") or {}
@@ -207,7 +207,7 @@ def cards(model: SweepModel) -> list[Card]:
         Card("Scenarios", f"{len(model.scenarios):,}"),
     ]
     if any("wallSeconds" in r for r in model.rows):
-        out.append(Card("Cell time", f"{seconds:,.1f} s", f"on {model.executor}" if model.executor else ""))
+        out.append(Card("Cell time", seconds_text(seconds), f"on {model.executor}" if model.executor else ""))
     return out
 
 

@@ -4,8 +4,9 @@ Rows are arrays, one value per column. Repeated long strings (failure reasons, F
 into the table's ``strings`` pool once and cells refer to them by index, which keeps a 10,000-pod queue
 small. Column types the script knows:
 
-- ``text``: a string (``pooled``: an index into ``strings``); ``num``: a number shown with ``fmt``
-  (``int``, ``cores`` for millicores, ``bytes``, ``pct``); ``bar``: a percentage with a bar behind it;
+- ``text``: a string (``pooled``: an index into ``strings``), wrapped to the column's width (``wide``: a long
+  message, which keeps a readable width when the table is squeezed to fit the page); ``num``: a number shown with ``fmt``
+  (``int``, ``cores`` for millicores, ``bytes``, ``pct``, ``seconds``: ``units.py``'s rules); ``bar``: a percentage with a bar behind it;
 - ``verdict``: ``0`` pass, ``k > 0`` fail with ``strings[k - 1]`` as its reason (tooltip), ``null`` not run;
 - ``heat``: a 0-10 score coloured like the heatmap, the column's ``weight`` in its tooltip;
 - ``badge``: a short word (a status) drawn as a badge, styled by the CSS class of the same name;
@@ -44,11 +45,13 @@ class Column:
     weight: int | None = None  # for a ``heat`` column
     vertical: bool = False  # header printed vertically (wide grids)
     title: str | None = None  # header tooltip
+    wide: bool = False  # a long text (a message): kept at a readable width when the table is squeezed
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"label": self.label, "type": self.type}
         for key, value in (("fmt", self.fmt), ("pooled", self.pooled or None), ("tipFor", self.tip_for),
-                           ("weight", self.weight), ("vertical", self.vertical or None), ("title", self.title)):
+                           ("weight", self.weight), ("vertical", self.vertical or None), ("title", self.title),
+                           ("wide", self.wide or None)):
             if value is not None:
                 out[key] = value
         return out

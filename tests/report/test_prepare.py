@@ -6,7 +6,15 @@ import pytest
 
 from policy_scheduler.report import capacity, compare, explain, simulate
 from policy_scheduler.report.common import fit_error_histogram, reason_histogram
-from policy_scheduler.report.units import binary_bytes, cores, millicores
+from policy_scheduler.report.units import (
+    binary_bytes,
+    cores,
+    cores_text,
+    fixed,
+    millicores,
+    pct_text,
+    seconds_text,
+)
 
 
 def usage(cpu: int, memory: int, pods: int) -> dict:
@@ -52,8 +60,23 @@ SIM = {
 
 def test_units():
     assert millicores("500m") == 500 and millicores("2") == 2000 and millicores(None) == 0
-    assert cores(1500) == "1.5" and cores(250) == "0.25" and cores(0) == "0"
-    assert binary_bytes(GI) == "1Gi" and binary_bytes(1536 * 2**20) == "1.5Gi" and binary_bytes(100) == "100"
+
+
+def test_one_precision_per_quantity_with_its_unit():
+    """Cores with two decimals, memory with one in a binary unit, percentages with one, seconds with three."""
+    assert [cores(m) for m in (1500, 250, 0, 5, 108_790, 1_234_567)] == ["1.50", "0.25", "0.00", "0.01", "108.79", "1,234.57"]
+    assert cores_text(27_800) == "27.80 cores"
+    assert [binary_bytes(b) for b in (GI, 1536 * 2**20, 256 * 2**20, 100, 0, 1024, 5 * 2**40)] == [
+        "1.0 GiB", "1.5 GiB", "256.0 MiB", "100 B", "0 B", "1.0 KiB", "5.0 TiB"]
+    assert [pct_text(v) for v in (6, 16.2, 100, None)] == ["6.0%", "16.2%", "100.0%", "-"]
+    assert [seconds_text(v) for v in (0.025, 0.0025, 1234.5)] == ["0.025 s", "0.003 s", "1,234.500 s"]
+
+
+def test_rounding_is_the_scripts():
+    """Half away from zero from the shortest decimal form, as toLocaleString rounds (not Python's half to even
+    on the binary value): the tables (formatted by the script) and the cards and charts (here) agree."""
+    assert [fixed(v, 2) for v in (0.125, 0.375, 1.005, -0.125, 2.675)] == ["0.13", "0.38", "1.01", "-0.13", "2.68"]
+    assert fixed(0.05, 1) == "0.1" and fixed(12345.25, 1) == "12,345.3"
 
 
 def test_fit_error_histogram_reads_the_19_message():
@@ -95,7 +118,7 @@ def test_simulate_top_nodes_are_the_fullest_when_there_are_many():
 def test_simulate_tables_pack_rows_and_pool_strings():
     m = simulate.prepare(SIM)
     q = simulate.queue_table(m)
-    assert [c.label for c in q.columns][:7] == ["#", "Pod", "Workload", "CPU", "Memory", "Node", "Reason"]
+    assert [c.label for c in q.columns][:7] == ["#", "Pod", "Workload", "CPU (cores)", "Memory", "Node", "Reason"]
     assert q.rows[0][:6] == [1, "shop/web-1", "ReplicaSet shop/web", 500, GI, "n1"]
     assert q.rows[2][5] == "unschedulable" and q.rows[2][-1] == "fail"
     assert q.pool.strings[q.rows[2][6]] == SIM["placements"][2]["error"]

@@ -4,20 +4,24 @@
   "use strict";
   var data = JSON.parse(document.getElementById("report-data").textContent);
 
-  function trim(n, digits) {
-    return n.toFixed(digits).replace(/\.?0+$/, "");
+  // One rule per quantity, the same as policy_scheduler/report/units.py: cores with two decimals, memory in
+  // the largest binary unit below it with one, percentages with one, seconds with three.
+  function fixed(n, digits) {
+    return n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
   }
-  var UNITS = ["Ki", "Mi", "Gi", "Ti"];
+  var UNITS = ["KiB", "MiB", "GiB", "TiB", "PiB"];
   var FORMATS = {
     int: function (v) { return v.toLocaleString("en-US"); },
-    cores: function (v) { return trim(v / 1000, 2); },
+    cores: function (v) { return fixed(v / 1000, 2); },
     bytes: function (v) {
-      if (Math.abs(v) < 1024) { return String(v); }
-      var i = -1;
-      do { v /= 1024; i += 1; } while (Math.abs(v) >= 1024 && i < UNITS.length - 1);
-      return trim(v, 1) + UNITS[i];
+      if (Math.abs(v) < 1024) { return Math.trunc(v) + " B"; }
+      var i = 0;
+      v /= 1024;
+      while (Math.abs(v) >= 1024 && i < UNITS.length - 1) { v /= 1024; i += 1; }
+      return fixed(v, 1) + " " + UNITS[i];
     },
-    pct: function (v) { return trim(v, 1) + "%"; }
+    pct: function (v) { return fixed(v, 1) + "%"; },
+    seconds: function (v) { return fixed(v, 3) + " s"; }
   };
   function format(col, v) {
     if (v === null || v === undefined || v === "") { return ""; }
@@ -102,7 +106,7 @@
     var thead = el("thead"), tr = el("tr");
     this.headers = [];
     this.visible.forEach(function (i) {
-      var c = self.cols[i], th = el("th", c.vertical ? "vert" : "");
+      var c = self.cols[i], th = el("th", c.vertical ? "vert" : (c.type === "num" || c.type === "bar" ? "num" : ""));
       var label = el("span", "", c.label);
       th.appendChild(label);
       if (c.title) { th.title = c.title; }
@@ -208,6 +212,7 @@
         var text = this.value(row, i);
         td.textContent = text === null || text === undefined ? "" : String(text);
         if (td.textContent.length > 60) { td.title = td.textContent; }
+        if (c.wide) { td.className = "wide"; }
     }
     var tip = this.tips[i];
     if (tip !== undefined) {
