@@ -15,6 +15,7 @@ import sys
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 GAP = "  "  # between two columns
 ELLIPSIS = "…"
@@ -101,7 +102,7 @@ def _fit(header: list[str], natural: list[int], width: int, droppable: list[int]
 def _fitted_lines(rows: Sequence[Sequence[str]], keep: list[int], widths: list[int], wrapping: set[int]) -> list[str]:
     out = []
     for row in rows:
-        cells = [_wrapped(row[i], w) if i in wrapping else [_cut(row[i], w)] for i, w in zip(keep, widths)]
+        cells = [_wrapped(row[i], w) if i in wrapping else (_cut(row[i], w),) for i, w in zip(keep, widths)]
         for n in range(max(len(c) for c in cells)):
             parts = [(c[n] if n < len(c) else "").ljust(w) for c, w in zip(cells, widths)]
             out.append(GAP.join(parts).rstrip())
@@ -112,8 +113,11 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + ELLIPSIS
 
 
-def _wrapped(text: str, width: int) -> list[str]:
-    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+@lru_cache(maxsize=4096)  # a queue's FitErrors repeat: wrapped once each
+def _wrapped(text: str, width: int) -> tuple[str, ...]:
+    if len(text) <= width:
+        return (text,)
+    return tuple(textwrap.wrap(text, width, break_on_hyphens=False)) or ("",)
 
 
 def fit_lines(text: str, layout: Layout = FULL) -> str:

@@ -4,8 +4,15 @@ every column in full; ``-o json`` is the same whatever the width."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
 import re
+import struct
+import subprocess
+import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -104,3 +111,27 @@ def test_the_low_value_columns_go_first():
 def test_json_is_the_same_whatever_the_width(name):
     args = (*COMMANDS[name], "-o", "json")
     assert json.loads(run(args, 80)) == json.loads(run(args))
+
+
+def test_a_terminal_without_columns_is_fitted_to_its_own_width():
+    """The console script on a real terminal (a pseudo-terminal 90 columns wide), with no COLUMNS."""
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 90, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    process = subprocess.Popen([sys.executable, "-c", "from policy_scheduler.cli import main; main()", "simulate"],
+                               stdout=terminal, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+    os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # EIO: the terminal's last writer is gone
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(controller)
+    assert process.wait(60) == 0
+    lines = b"".join(chunks).decode().replace("\r\n", "\n").splitlines()
+    assert lines[0].split() == ["POD", "NODE", "REASON"] and len(lines) > 40
+    assert max(map(len, lines)) <= 90 < max(map(len, run(COMMANDS["simulate"]).splitlines()))
