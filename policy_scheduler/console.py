@@ -1,6 +1,6 @@
 """What every command shares to talk to its user: one-line errors with exit status 2, the ``-o json|yaml``
-output, tables fitted to the terminal (``-o table|wide``), the note that a report was written. The commands of ``cli.py`` and of their own packages
-(``sweep``) use these."""
+output, text fitted to the terminal (``-o table|wide``, terminal.py), the note that a report was written. The
+commands of ``cli.py`` and of their own packages (``sweep``) use these."""
 
 from __future__ import annotations
 
