@@ -18,7 +18,7 @@ from . import __version__
 from .api import check_policy, lint_policy, load_policy_file, unknown_names
 from .api.types import Policy
 from .cache.cluster import ClusterState
-from .console import EXIT_USER_ERROR, user_errors
+from .console import EXIT_USER_ERROR, OUTPUT_HELP, TEXT_OUTPUTS, echo_text, user_errors
 from .console import emit as _emit
 from .console import write_report as _write_report
 from .errors import UserError
@@ -48,8 +48,8 @@ SCHEDULING_QUEUE = click.option(
          "retries them, on a virtual clock (json/yaml: each pod's attempts and placedAt seconds).")
 
 OUTPUT = click.option(
-    "-o", "--output", type=click.Choice(["table", "json", "yaml"]), default="table", show_default=True,
-    help="Output format.",
+    "-o", "--output", type=click.Choice([*TEXT_OUTPUTS, "json", "yaml"]), default="table", show_default=True,
+    help=OUTPUT_HELP,
 )
 
 REPORT = click.option(
@@ -87,15 +87,17 @@ def providers(output: str) -> None:
         }
         for name, p in sorted(reg.providers.items())
     }
-    if output != "table":
+    if output not in TEXT_OUTPUTS:
         _emit(data, output)
         return
+    lines = []
     for name, p in data.items():
-        click.echo(f"{name}{_from(p['source'])}")
-        click.echo("  predicates: " + ", ".join(p["predicates"]))
-        click.echo("  priorities: " + ", ".join(f"{k} (weight {w})" for k, w in p["priorities"].items()))
+        lines.append(f"{name}{_from(p['source'])}")
+        lines.append("  predicates: " + ", ".join(p["predicates"]))
+        lines.append("  priorities: " + ", ".join(f"{k} (weight {w})" for k, w in p["priorities"].items()))
         for ext in p["extended_by"]:
-            click.echo(f"  extended by: {ext['distribution']} {ext['version']} ({ext['entry_point']})")
+            lines.append(f"  extended by: {ext['distribution']} {ext['version']} ({ext['entry_point']})")
+    echo_text(lambda _: "\n".join(lines), output)
 
 
 @main.command()
@@ -112,12 +114,12 @@ def predicates(output: str) -> None:
          "source": source_json(reg, "predicate", name)}
         for name in reg.list_registered_fit_predicates()
     ]
-    if output != "table":
+    if output not in TEXT_OUTPUTS:
         _emit(data, output)
         return
-    for row in data:
-        extra = " (mandatory)" if row["mandatory"] else ""
-        click.echo(f"{row['name']}{extra}{_in_providers(row)}{_from(row['source'])}")
+    lines = [f"{row['name']}{' (mandatory)' if row['mandatory'] else ''}{_in_providers(row)}{_from(row['source'])}"
+             for row in data]
+    echo_text(lambda _: "\n".join(lines), output)
 
 
 @main.command()
@@ -135,11 +137,12 @@ def priorities(output: str) -> None:
          "source": source_json(reg, "priority", name)}
         for name in reg.list_registered_priority_functions()
     ]
-    if output != "table":
+    if output not in TEXT_OUTPUTS:
         _emit(data, output)
         return
-    for row in data:
-        click.echo(f"{row['name']} (weight {row['weight']}, {row['form']}){_in_providers(row)}{_from(row['source'])}")
+    lines = [f"{row['name']} (weight {row['weight']}, {row['form']}){_in_providers(row)}{_from(row['source'])}"
+             for row in data]
+    echo_text(lambda _: "\n".join(lines), output)
 
 
 def _in_providers(row: dict[str, Any]) -> str:
@@ -208,19 +211,16 @@ def policy_validate(file: str, output: str) -> None:
         "extenders": len(policy_.extenders or ()),
         "warnings": warnings,
     }
-    if output != "table":
+    if output not in TEXT_OUTPUTS:
         _emit(data, output)
         return
-    click.echo(
-        f"{file}: valid ({len(data['predicates'])} predicates, {len(data['priorities'])} priorities, "
-        f"{data['extenders']} extenders)"
-    )
-    for w in warnings:
-        click.echo(f"warning: {w}")
+    lines = [f"{file}: valid ({len(data['predicates'])} predicates, {len(data['priorities'])} priorities, "
+             f"{data['extenders']} extenders)", *(f"warning: {w}" for w in warnings)]
+    echo_text(lambda _: "\n".join(lines), output)
 
 
 def _report_invalid(file: str, errors: list[str], output: str) -> None:
-    if output != "table":
+    if output not in TEXT_OUTPUTS:
         _emit({"valid": False, "errors": errors}, output)
     else:
         for e in errors:
@@ -380,11 +380,11 @@ def simulate(cluster_paths, from_cluster, kubeconfig, context, policy_config_fil
                 yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}, f, sort_keys=False)
         except OSError as e:
             raise UserError(f"{write_placements}: cannot write: {(e.strerror or str(e)).lower()}") from None
-    data = simulation_to_dict(result, source.label) if report_path or output != "table" else {}
+    data = simulation_to_dict(result, source.label) if report_path or output not in TEXT_OUTPUTS else {}
     if report_path:
         _write_report(data, report_path)
-    if output == "table":
-        click.echo(simulation_table(result))
+    if output in TEXT_OUTPUTS:
+        echo_text(lambda layout: simulation_table(result, layout), output)
     else:
         _emit(data, output)
 
@@ -417,8 +417,8 @@ def explain(pod, cluster_paths, from_cluster, kubeconfig, context, policy_config
     data = explain_result_to_dict(explanation, source.label)
     if report_path:
         _write_report(data, report_path)
-    if output == "table":
-        click.echo(explanation_table(explanation))
+    if output in TEXT_OUTPUTS:
+        echo_text(lambda layout: explanation_table(explanation, layout), output)
     else:
         _emit(data, output)
 
@@ -463,8 +463,8 @@ def capacity(pod_template, cluster_paths, from_cluster, kubeconfig, context, pol
     data = capacity_to_dict(result, pod=template, max_replicas=max_replicas, algorithm=source.label)
     if report_path:
         _write_report(data, report_path)
-    if output == "table":
-        click.echo(capacity_table(result, max_replicas))
+    if output in TEXT_OUTPUTS:
+        echo_text(lambda layout: capacity_table(result, max_replicas, layout), output)
     else:
         _emit(data, output)
 
@@ -513,11 +513,14 @@ def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context
     data = {**differences_to_dict(label_a, label_b, diffs, len(a.placements) + len(a.gated), a, b), **compare_extras(a, b)}
     if report_path:
         _write_report(data, report_path)
-    if output == "table":
-        sections = [differences_table(label_a, label_b, diffs, len(a.placements) + len(a.gated)),
-                    preemptions_table(a, f"Preemptions under A ({label_a})"),
-                    preemptions_table(b, f"Preemptions under B ({label_b})")]
-        click.echo("\n\n".join(s for s in sections if s))
+    if output in TEXT_OUTPUTS:
+        def sections(layout):
+            return "\n\n".join(s for s in (
+                differences_table(label_a, label_b, diffs, len(a.placements) + len(a.gated), layout),
+                preemptions_table(a, f"Preemptions under A ({label_a})", layout),
+                preemptions_table(b, f"Preemptions under B ({label_b})", layout)) if s)
+
+        echo_text(sections, output)
     else:
         _emit(data, output)
 

@@ -57,6 +57,16 @@ def pytest_terminal_summary(terminalreporter) -> None:
         )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_terminal_width() -> Iterator[None]:
+    """Tables in full, whatever terminal the suite is run from: ``COLUMNS`` (which pytest-xdist's workers are
+    given, 80) would fit them to it (terminal.py). The tests of the fitted tables set it themselves."""
+    columns = os.environ.pop("COLUMNS", None)
+    yield
+    if columns is not None:
+        os.environ["COLUMNS"] = columns
+
+
 @pytest.fixture(scope="session")
 def envtest_pool(tmp_path_factory) -> Iterator:
     """The real API servers this pytest process shares between its tests (``tests/kube/envtest_pool.py``);

@@ -11,6 +11,7 @@ from typing import Any
 from ..core.explain import Explanation
 from ..core.preemption import PreemptionResult, Victims
 from ..model.pod import Pod
+from ..terminal import FULL, Layout, text_table
 from .priority import Preemption, PrioritySimulation
 from .results import SimulationResult
 
@@ -70,7 +71,7 @@ def bound_by_name_note(e: Explanation) -> list[str]:
     ]
 
 
-def preemption_lines(e: Explanation) -> list[str]:
+def preemption_lines(e: Explanation, layout: Layout = FULL) -> list[str]:
     """``explain``'s table sections about nominated pods and preemption (empty when neither applies)."""
     out = []
     nominated = [(name, n.nominated_pods) for name, n in e.nodes.items() if n.nominated_pods]
@@ -94,7 +95,7 @@ def preemption_lines(e: Explanation) -> list[str]:
         rows = [["NODE", "PREEMPTION", "WHY"]]
         for name, n in result.nodes.items():
             rows.append([name, n.outcome, _node_why(n)])
-        out += ["", text_table(rows)]
+        out += ["", text_table(rows, layout, wrap=("WHY",))]
     return out
 
 
@@ -148,7 +149,7 @@ def add_priority_to_simulation(out: dict[str, Any], result: SimulationResult) ->
         out["stopped"] = record.stopped
 
 
-def preemptions_table(result: SimulationResult, title: str = "Preemptions (PodPriority)") -> str:
+def preemptions_table(result: SimulationResult, title: str = "Preemptions (PodPriority)", layout: Layout = FULL) -> str:
     """The table's section: each preemption with its victims, then the pods left nominated."""
     record: PrioritySimulation | None = result.pod_priority
     if record is None:
@@ -161,7 +162,7 @@ def preemptions_table(result: SimulationResult, title: str = "Preemptions (PodPr
             victims = ", ".join(f"{v.pod.ref} ({v.pod.priority})" for v in p.victims) or "none (room already free)"
             pdbs = ", ".join(sorted({v.pdb for v in p.victims if v.pdb})) or "-"
             rows.append([p.preemptor.ref, str(p.preemptor.priority), p.node, victims, pdbs])
-        lines = [f"{title}:", text_table(rows)]
+        lines = [f"{title}:", text_table(rows, layout, drop=("PRIORITY",), wrap=("VICTIMS (PRIORITY)", "PDBS VIOLATED"))]
         cleared = [(p.preemptor.ref, c.ref) for p in record.preemptions for c in p.nominations_cleared]
         lines += [f"  {pod} cleared the nomination of {other}" for pod, other in cleared]
     waiting = [(ref, s.nominated_node) for ref, s in record.pods.items() if s.nominated_node]
@@ -174,11 +175,6 @@ def preemptions_table(result: SimulationResult, title: str = "Preemptions (PodPr
 def preemptions_of(result: SimulationResult) -> list[dict[str, Any]] | None:
     record: PrioritySimulation | None = result.pod_priority
     return None if record is None else [_preemption_to_dict(p) for p in record.preemptions]
-
-
-def text_table(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
 def compare_extras(a: SimulationResult, b: SimulationResult) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from ..core.explain import Explanation, ExtenderVerdict
 from ..core.modern_pods import gates_message
 from ..model.pod import Pod
 from ..predicates.reasons import describe
+from ..terminal import FULL, Layout, text_table
 from .priority_report import (
     add_priority_to_simulation,
     bound_by_name_note,
@@ -18,7 +19,6 @@ from .priority_report import (
     node_extras,
     preemption_lines,
     preemptions_table,
-    text_table,
 )
 from .results import NodeUsage, Placement, SimulationResult, workload_of
 from .simulate import GATED, CapacityResult, Difference
@@ -208,7 +208,12 @@ def _pct(used: int, alloc: int) -> str:
     return f"{100 * used // alloc}%" if alloc else "-"
 
 
-def simulation_table(result: SimulationResult) -> str:
+#: The usage table's columns a narrow terminal loses first (allocatable, then before, then pods).
+USAGE_DROPS = ("CPU ALLOC", "MEM ALLOC", "CPU BEFORE", "MEM BEFORE", "PODS")
+
+
+def simulation_table(result: SimulationResult, layout: Layout = FULL) -> str:
+    """``simulate``'s tables: the queue, gated pods, volumes, devices, preemptions, then the nodes' usage."""
     # Attempts and the (virtual) time of the bind, once a retry placed some pod.
     retried = any(p.attempts > 1 and p.node for p in result.placements)
     rows = [["POD", "NODE", *(["ATTEMPTS", "PLACED AT"] if retried else []), "REASON"]]
@@ -231,21 +236,25 @@ def simulation_table(result: SimulationResult) -> str:
         summary = (f"{result.scheduled}/{len(result.placements)} pending pods scheduled; {len(result.gated)} more "
                    "gated (not queued until their scheduling gates are removed).")
         gated = [["GATED POD", "GATES"], *[[p.ref, ", ".join(p.scheduling_gates)] for p in result.gated]]
-        summary += f"\n\n{text_table(gated)}"
+        summary += f"\n\n{text_table(gated, layout, wrap=('GATES',))}"
     volumes = [[p.pod.ref, a.claim, "PV " + (a.volume or "") if a.action == "bind" else "provisioned", a.node]
                for p in result.placements for a in p.volumes]
     if volumes:
-        summary += "\n\nVolumes (late-bound claims):\n" + text_table([["POD", "CLAIM", "VOLUME", "NODE"], *volumes])
+        summary += "\n\nVolumes (late-bound claims):\n" + text_table([["POD", "CLAIM", "VOLUME", "NODE"], *volumes], layout,
+                                                                  wrap=("VOLUME",))
     devices = [[p.pod.ref, c["claim"], ", ".join(c["devices"]), p.node or "", "allocated" if c["allocated"] else "shared"]
                for p in result.placements for c in p.claims]
     if devices:
-        summary += "\n\nDevices (ResourceClaims):\n" + text_table([["POD", "CLAIM", "DEVICES", "NODE", ""], *devices])
-    preemptions = preemptions_table(result)
+        summary += "\n\nDevices (ResourceClaims):\n" + text_table([["POD", "CLAIM", "DEVICES", "NODE", ""], *devices],
+                                                               layout, drop=("",), wrap=("DEVICES",))
+    preemptions = preemptions_table(result, layout=layout)
     summary += f"\n\n{preemptions}" if preemptions else ""
-    return f"{text_table(rows)}\n\n{summary}\n\n{text_table(usage)}"
+    queue = text_table(rows, layout, drop=("PLACED AT", "ATTEMPTS"), wrap=("REASON",))
+    return f"{queue}\n\n{summary}\n\n{text_table(usage, layout, drop=USAGE_DROPS)}"
 
 
-def explanation_table(e: Explanation) -> str:
+def explanation_table(e: Explanation, layout: Layout = FULL) -> str:
+    """``explain``'s verdicts per node, the priority scores of the feasible ones, and preemption."""
     if e.gates:
         return (f"Pod {e.pod}: gated: {e.error}. It is not queued, so no node is considered, until its scheduling "
                 "gates are removed.")
@@ -266,7 +275,7 @@ def explanation_table(e: Explanation) -> str:
         rows.append([name, "yes" if n.fit else "no", total, "; ".join(failed)])
     out = [head, *bound_by_name_note(e)]
     out += [f"Volume: {a}" for a in e.volumes]
-    out += ["", text_table(rows)]
+    out += ["", text_table(rows, layout, drop=("TOTAL",), wrap=("FAILED PREDICATES",))]
     if e.devices:
         out += ["", "Devices (DynamicResources):", *(f"  {d}" for d in e.devices)]
     calls = [f"  {c.verb} {c.extender}: {c.outcome}" + (f": {c.error}" if c.error else "")
@@ -287,8 +296,10 @@ def explanation_table(e: Explanation) -> str:
                 name, *[str(n.priorities[p][0]) if p in n.priorities else "" for p in names],
                 *[_extender_score(n.extenders.get(x)) for x in extenders], str(n.total),
             ])
-        out += ["", "Priority scores of the feasible nodes (score x weight summed into TOTAL):", text_table(prio_rows)]
-    out += preemption_lines(e)
+        scores = prio_rows[0][1:-1]  # each priority's column: the detail of TOTAL, dropped right to left
+        out += ["", "Priority scores of the feasible nodes (score x weight summed into TOTAL):",
+                text_table(prio_rows, layout, drop=scores[::-1])]
+    out += preemption_lines(e, layout)
     return "\n".join(out)
 
 
@@ -296,14 +307,14 @@ def _extender_score(v: ExtenderVerdict | None) -> str:
     return "" if v is None or v.score is None else str(v.score)
 
 
-def capacity_table(result: CapacityResult, max_replicas: int | None) -> str:
+def capacity_table(result: CapacityResult, max_replicas: int | None, layout: Layout = FULL) -> str:
     if result.gates:
         return (f"The pod is gated ({result.stop_reason}): no copy of it would be scheduled while its scheduling "
                 "gates remain, so none is counted.")
     lines = [f"{result.replicas} more replicas fit."]
     if result.placements:
         lines.append("")
-        lines.append(text_table([["NODE", "REPLICAS"], *[[n, str(c)] for n, c in result.placements.items()]]))
+        lines.append(text_table([["NODE", "REPLICAS"], *[[n, str(c)] for n, c in result.placements.items()]], layout))
     if result.stop_reason:
         lines += ["", f"Stopped by: {result.stop_reason}"]
     elif max_replicas is not None:
@@ -311,13 +322,14 @@ def capacity_table(result: CapacityResult, max_replicas: int | None) -> str:
     return "\n".join(lines)
 
 
-def differences_table(label_a: str, label_b: str, diffs: list[Difference], total: int) -> str:
+def differences_table(label_a: str, label_b: str, diffs: list[Difference], total: int, layout: Layout = FULL) -> str:
     if not diffs:
         return f"All {total} pending pods land on the same nodes under {label_a} and {label_b}."
     rows = [["POD", f"A: {label_a}", f"B: {label_b}"]]
     for d in diffs:
         rows.append([d.pod, d.a_node or _not_placed(d.a_error), d.b_node or _not_placed(d.b_error)])
-    return f"{len(diffs)} of {total} pending pods land differently.\n\n{text_table(rows)}"
+    columns = rows[0][1:]  # what A and B did: a node, or a FitError that wraps
+    return f"{len(diffs)} of {total} pending pods land differently.\n\n{text_table(rows, layout, wrap=columns)}"
 
 
 def _not_placed(error: str | None) -> str:

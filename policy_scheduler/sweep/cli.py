@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ..console import emit, user_errors, write_report
+from ..console import OUTPUT_HELP, TEXT_OUTPUTS, echo_text, emit, user_errors, write_report
 from ..errors import UserError
 
 EXIT_INTERRUPTED = 130
@@ -28,8 +28,8 @@ SAVE_EVERY = 2.0  # seconds: --save rewrites the file at most this often while c
               help="With --executor dask: the Dask scheduler's address (needs pip install 'policy-scheduler[dask]').")
 @click.option("--connect-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
               help="With --executor dask: seconds to wait for the scheduler.")
-@click.option("-o", "--output", type=click.Choice(["table", "json", "yaml", "csv"]), default="table",
-              show_default=True, help="Output format.")
+@click.option("-o", "--output", type=click.Choice([*TEXT_OUTPUTS, "json", "yaml", "csv"]), default="table",
+              show_default=True, help=OUTPUT_HELP)
 @click.option("--report", "report_path", default=None, metavar="FILE.html",
               help="Also write a self-contained HTML report of the result (the -o json data) to FILE.html.")
 @click.option("--resume", "resume_path", default=None, metavar="RESULTS.json",
@@ -93,8 +93,8 @@ def sweep(spec_file: str, executor: str, workers: int | None, scheduler_address:
 def _print(data: dict[str, Any], output: str) -> None:
     from .results import csv_text, table
 
-    if output == "table":
-        click.echo(table(data))
+    if output in TEXT_OUTPUTS:
+        echo_text(lambda layout: table(data, layout), output)
     elif output == "csv":
         click.echo(csv_text(data), nl=False)
     else:

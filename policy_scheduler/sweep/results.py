@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
-from ..offline.priority_report import text_table
 from ..offline.report import SWEEP_KIND
+from ..terminal import FULL, Layout, text_table
 
 if TYPE_CHECKING:
     from .cells import Cell
@@ -156,7 +156,12 @@ def _cells(row: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def table(data: Mapping[str, Any]) -> str:
+#: The measures a narrow terminal loses first: wall time, preemptions, skew, free room, nodes used, memory, cpu
+#: (the cell's name, what it placed or left unschedulable, and its error stay).
+NARROW_DROPS = ("SECONDS", "PREEMPT", "SKEW", "FREE cpu,mem", "NODES USED", "MEM mean/p90/max", "CPU mean/p90/max")
+
+
+def table(data: Mapping[str, Any], layout: Layout = FULL) -> str:
     """One line per cell; a failed cell's line ends with its error."""
     rows = data["rows"]
     measured = [_cells(r) for r in rows]
@@ -173,4 +178,5 @@ def table(data: Mapping[str, Any]) -> str:
     seconds = sum(r.get("wallSeconds") or 0 for r in rows)
     if any("wallSeconds" in r for r in rows):
         summary += f"; {seconds:.1f} s of cell time"
-    return f"{text_table(lines)}\n\n{summary}." if rows else f"{summary}."
+    shown = text_table(lines, layout, drop=NARROW_DROPS, wrap=("ERROR",))
+    return f"{shown}\n\n{summary}." if rows else f"{summary}."
