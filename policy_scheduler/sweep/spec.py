@@ -27,6 +27,7 @@ from ..api.loader import load_policy_from_configmap
 from ..errors import UserError
 from ..features import FeatureGates, Rules
 from ..offline.snapshot import ManifestLoader, load_pod_file, manifest_checks
+from ..syntax import syntax_problem, yaml_problem
 from .scenarios import KINDS, Scenario, check_selector, default_name
 
 METRICS = ("placed", "unschedulable", "cpu", "memory", "nodesUsed", "largestFree", "zoneSkew", "preemptions",
@@ -98,7 +99,8 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
 
 
 def read_yaml(path: str, label: str, error: type[UserError] = UserError) -> Any:
-    """A YAML (or JSON) file's document; what keeps it from being read is ``error("<label>: <why>")``."""
+    """A YAML (or JSON) file's document; what keeps it from being read is ``error("<label>: <why>")`` (a
+    syntax error in the format the file is in: :mod:`policy_scheduler.syntax`)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -108,8 +110,8 @@ def read_yaml(path: str, label: str, error: type[UserError] = UserError) -> Any:
     try:
         return yaml.load(text, Loader=ManifestLoader)
     except yaml.YAMLError as e:
-        problem = " ".join(str(e).replace(' in "<unicode string>",', "").split())
-        raise error(f"{label}: invalid YAML: {problem}") from None
+        problem = syntax_problem(text, path, loader=ManifestLoader) or f"invalid YAML: {yaml_problem(e)}"
+        raise error(f"{label}: {problem}") from None
 
 
 def _check_schema(data: dict[str, Any], source: str) -> None:

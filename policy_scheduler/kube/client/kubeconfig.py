@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import threading
 
+import yaml
 from kubernetes import client, config
 from kubernetes.config.config_exception import ConfigException
 
 from ...errors import UserError
+from ...syntax import syntax_problem, yaml_problem
 
 # The client writes a kubeconfig's inline certificates to temporary files it caches by content, and records a
 # file's name before writing it: a second thread loading the same kubeconfig meanwhile gets an empty file (seen in
@@ -37,11 +39,31 @@ def api_client(
     except (ConfigException, OSError) as e:
         if not master:
             raise UserError(f"cannot load a Kubernetes client configuration: {e}") from None
+    except yaml.YAMLError as e:  # the client parses the file itself; say what is wrong with it, on one line
+        raise UserError(f"{_kubeconfig_path(kubeconfig)}: {kubeconfig_syntax_problem(kubeconfig, e)}") from None
     if master:
         configuration.host = master
     if pool_size:
         configuration.connection_pool_maxsize = pool_size
     return client.ApiClient(configuration)
+
+
+def _kubeconfig_path(kubeconfig: str | None) -> str:
+    if kubeconfig:
+        return kubeconfig
+    return os.environ.get("KUBECONFIG") or os.path.expanduser(config.KUBE_CONFIG_DEFAULT_LOCATION)
+
+
+def kubeconfig_syntax_problem(kubeconfig: str | None, error: yaml.YAMLError) -> str:
+    """What keeps the kubeconfig file from parsing, in its format (:mod:`policy_scheduler.syntax`)."""
+    path = _kubeconfig_path(kubeconfig)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        text = None
+    problem = syntax_problem(text, path) if text is not None else None
+    return problem or f"invalid YAML: {yaml_problem(error)}"
 
 
 def _in_cluster() -> bool:
