@@ -7,6 +7,7 @@ import threading
 
 import yaml
 from kubernetes import client, config
+from kubernetes.config import kube_config
 from kubernetes.config.config_exception import ConfigException
 
 from ...errors import UserError
@@ -40,7 +41,7 @@ def api_client(
         if not master:
             raise UserError(f"cannot load a Kubernetes client configuration: {e}") from None
     except yaml.YAMLError as e:  # the client parses the file itself; say what is wrong with it, on one line
-        raise UserError(f"{_kubeconfig_path(kubeconfig)}: {kubeconfig_syntax_problem(kubeconfig, e)}") from None
+        raise UserError(kubeconfig_syntax_problem(kubeconfig, e)) from None
     if master:
         configuration.host = master
     if pool_size:
@@ -48,22 +49,19 @@ def api_client(
     return client.ApiClient(configuration)
 
 
-def _kubeconfig_path(kubeconfig: str | None) -> str:
-    if kubeconfig:
-        return kubeconfig
-    return os.environ.get("KUBECONFIG") or os.path.expanduser(config.KUBE_CONFIG_DEFAULT_LOCATION)
-
-
 def kubeconfig_syntax_problem(kubeconfig: str | None, error: yaml.YAMLError) -> str:
-    """What keeps the kubeconfig file from parsing, in its format (:mod:`policy_scheduler.syntax`)."""
-    path = _kubeconfig_path(kubeconfig)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
-        text = None
-    problem = syntax_problem(text, path) if text is not None else None
-    return problem or f"invalid YAML: {yaml_problem(error)}"
+    """``<file>: invalid YAML: ...`` for the kubeconfig file (of ``$KUBECONFIG``'s list, the first) that does not
+    parse, in its format (:mod:`policy_scheduler.syntax`)."""
+    paths = [kubeconfig] if kubeconfig else kube_config.KUBE_CONFIG_DEFAULT_LOCATION.split(os.pathsep)
+    for path in (os.path.expanduser(p) for p in paths if p):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                problem = syntax_problem(handle.read(), path)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if problem:
+            return f"{path}: {problem}"
+    return f"{kubeconfig or kube_config.KUBE_CONFIG_DEFAULT_LOCATION}: invalid YAML: {yaml_problem(error)}"
 
 
 def _in_cluster() -> bool:

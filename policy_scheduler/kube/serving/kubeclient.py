@@ -39,7 +39,7 @@ def delegated_client(kubeconfig: str, flag: str, purpose: str) -> client.ApiClie
     except (ConfigException, OSError, ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
         where = f"--{flag} {kubeconfig}" if kubeconfig else "the in-cluster configuration"
         if isinstance(exc, yaml.YAMLError):
-            raise UserError(f"{where}: {kubeconfig_syntax_problem(kubeconfig, exc)}") from None
+            raise UserError(f"--{flag} {kubeconfig_syntax_problem(kubeconfig, exc)}") from None
         raise UserError(f"{where}: cannot load a client configuration: {exc}") from None
     configuration.connection_pool_maxsize = POOL_SIZE
     configuration.retries = False  # one attempt: a review that cannot be made fails closed at once
