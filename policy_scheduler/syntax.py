@@ -91,7 +91,7 @@ def syntax_problem(text: str, name: str | None = None, *, loader: type = yaml.Sa
         else:
             yaml.load(text, Loader=loader)
     except yaml.YAMLError as e:
-        return f"invalid YAML: {yaml_problem(e)}"
+        return f"invalid YAML: {yaml_problem(e, text)}"
     except RecursionError:
         return "invalid YAML: document nested too deeply"
     return None
@@ -104,14 +104,18 @@ def json_problem(error: json.JSONDecodeError) -> str:
     return f"{error.msg} at line {error.lineno}, column {error.colno}"
 
 
-def yaml_problem(error: yaml.YAMLError) -> str:
+def yaml_problem(error: yaml.YAMLError, text: str | None = None) -> str:
     """``<problem> at line L, column C[ (in <the block> that starts at line L, column C)]``, from PyYAML or
-    libyaml."""
+    libyaml; with the parsed ``text``, a value missing at its very end is the end of the file (libyaml does
+    not say so)."""
     if not isinstance(error, yaml.MarkedYAMLError) or not error.problem:
-        text = " ".join(str(error).replace(' in "<unicode string>",', "").split())
-        return text or type(error).__name__
+        message = " ".join(str(error).replace(' in "<unicode string>",', "").split())
+        return message or type(error).__name__
     problem = _short(error.problem)
     mark = error.problem_mark
+    if (problem == "expected a value" or problem.startswith("did not find expected")) and text is not None \
+            and mark is not None and _at_end(text, mark):
+        problem = "unexpected end of the file"
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
     block = _CONTEXTS.get(error.context or "")
     context = error.context_mark
@@ -119,6 +123,12 @@ def yaml_problem(error: yaml.YAMLError) -> str:
     if block and context is not None and (mark is None or (context.line, context.column) != (mark.line, mark.column)):
         inside = f" (in {block} that starts at line {context.line + 1}, column {context.column + 1})"
     return f"{problem}{where}{inside}"
+
+
+def _at_end(text: str, mark: yaml.Mark) -> bool:
+    """Whether ``mark`` is past the last non-blank character of ``text``."""
+    lines = text.rstrip().split("\n")
+    return mark.line > len(lines) - 1 or (mark.line == len(lines) - 1 and mark.column >= len(lines[-1]))
 
 
 def _short(problem: str) -> str:

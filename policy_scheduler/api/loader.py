@@ -227,7 +227,7 @@ def _parse_yaml(text: str, source: str, json_detail: str) -> _Object:
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise PolicyDecodeError(source, _PARSE_ERROR + json_detail if in_json else f"invalid YAML: {yaml_problem(exc)}") from None
+        raise PolicyDecodeError(source, _PARSE_ERROR + json_detail if in_json else f"invalid YAML: {yaml_problem(exc, text)}") from None
     except RecursionError:
         raise PolicyDecodeError(source, _PARSE_ERROR + json_detail if in_json else "invalid YAML: document nested too deeply") from None
     if isinstance(document, dict):

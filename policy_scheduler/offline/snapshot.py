@@ -290,7 +290,7 @@ def _documents(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
         except yaml.YAMLError as e:
             # A file named neither .yaml nor .json that starts with "{" or "[" is reported as the JSON it is.
             problem = syntax_problem(text, path.name, loader=ManifestLoader, multiple=True)
-            raise SnapshotError(f"{path}: {problem or f'invalid YAML: {yaml_problem(e)}'}") from None
+            raise SnapshotError(f"{path}: {problem or f'invalid YAML: {yaml_problem(e, text)}'}") from None
     for index, doc in enumerate(docs):
         if doc is not None:
             yield index, doc

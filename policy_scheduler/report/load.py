@@ -89,7 +89,7 @@ def parse(text: str, source: str) -> Any:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as yaml_error:
-            problem = syntax_problem(text, source) or f"invalid YAML: {yaml_problem(yaml_error)}"
+            problem = syntax_problem(text, source) or f"invalid YAML: {yaml_problem(yaml_error, text)}"
             raise ReportInputError(f"{source}: {problem}") from None
         if isinstance(data, dict):
             return data

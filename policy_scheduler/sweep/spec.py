@@ -24,7 +24,7 @@ import yaml
 from ..algorithm_source import AlgorithmSource, from_provider, scheduler_builder
 from ..api import load_policy_file
 from ..api.loader import load_policy_from_configmap
-from ..errors import UserError
+from ..errors import UserError, did_you_mean
 from ..features import FeatureGates, Rules
 from ..offline.snapshot import ManifestLoader, load_pod_file, manifest_checks
 from ..syntax import syntax_problem, yaml_problem
@@ -110,7 +110,7 @@ def read_yaml(path: str, label: str, error: type[UserError] = UserError) -> Any:
     try:
         return yaml.load(text, Loader=ManifestLoader)
     except yaml.YAMLError as e:
-        problem = syntax_problem(text, path, loader=ManifestLoader) or f"invalid YAML: {yaml_problem(e)}"
+        problem = syntax_problem(text, path, loader=ManifestLoader) or f"invalid YAML: {yaml_problem(e, text)}"
         raise error(f"{label}: {problem}") from None
 
 
@@ -124,13 +124,30 @@ def _check_schema(data: dict[str, Any], source: str) -> None:
     where = field_path(error.absolute_path)
     if error.validator == "oneOf":
         message = ONE_OF_HINTS.get(str(error.absolute_path[0]), error.message)
-        if "is valid under each of" in error.message:
+        unknown = _unknown_scenario_kind(error)
+        if unknown is not None:
+            message = f'unknown scenario "{unknown}"' + did_you_mean(unknown, KINDS)
+        elif "is valid under each of" in error.message:
             message = "give one of provider and policy, not both"
         elif where.startswith("algorithms["):
             message = "missing provider or policy (one of them)"
     else:
         message = " ".join(error.message.split())
     raise SpecError(f"{source}: {where or '(top level)'}: {message}")
+
+
+def _unknown_scenario_kind(error: jsonschema.ValidationError) -> str | None:
+    """The kind a ``scenarios[i]`` entry names when it is none of :data:`KINDS` (``as_is``, ``scal: {...}``)."""
+    if len(error.absolute_path) != 2 or error.absolute_path[0] != "scenarios":
+        return None
+    entry = error.instance
+    if isinstance(entry, str):
+        kinds = [entry]
+    elif isinstance(entry, dict):
+        kinds = [key for key in entry if key != "name"]
+    else:
+        return None
+    return kinds[0] if len(kinds) == 1 and isinstance(kinds[0], str) and kinds[0] not in KINDS else None
 
 
 def _branch_error(error: jsonschema.ValidationError) -> jsonschema.ValidationError:

@@ -296,7 +296,7 @@ def _parse_document(text: str, source: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:  # said in the format the file is in (policy_scheduler.syntax)
-        problem = syntax_problem(text, source) or f"invalid YAML: {yaml_problem(exc)}"
+        problem = syntax_problem(text, source) or f"invalid YAML: {yaml_problem(exc, text)}"
         raise ConfigFileError(f"{source}: {problem}") from None
 
 
