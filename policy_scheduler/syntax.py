@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
 
 import yaml
 
@@ -146,18 +145,3 @@ def _short(problem: str) -> str:
     if problem == "did not find expected node content":
         return "expected a value"
     return _TOKEN.sub(lambda m: _TOKENS[m.group(0)], problem)
-
-
-def describe_top_level(value: Any) -> str:
-    """What a document that parsed is, when a mapping was wanted: ``a list``, ``a string``, ``nothing``."""
-    if value is None:
-        return "nothing"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return f"a {type(value).__name__}"

@@ -66,7 +66,8 @@ import jsonschema
 import yaml
 
 from policy_scheduler.errors import PolicyError
-from policy_scheduler.syntax import JSON, describe_top_level, format_of, json_problem, yaml_problem
+from policy_scheduler.model.fields import describe
+from policy_scheduler.syntax import JSON, format_of, json_problem, yaml_problem
 
 from .types import (
     POLICY_API_VERSION,
@@ -234,8 +235,8 @@ def _parse_yaml(text: str, source: str, json_detail: str) -> _Object:
         return _from_native(document, source, 0)
     if in_json:
         raise PolicyDecodeError(source, _PARSE_ERROR + json_detail)
-    raise PolicyDecodeError(source, f"couldn't get version/kind; expected a YAML mapping at the top level, got "
-                                    f"{describe_top_level(document)}")
+    got = "nothing" if document is None else describe(document)
+    raise PolicyDecodeError(source, f"couldn't get version/kind; expected a YAML mapping at the top level, got {got}")
 
 
 def _from_native(value: Any, source: str, depth: int) -> Any:

@@ -15,6 +15,7 @@ import yaml
 
 from ..errors import UserError
 from ..migration.migrate import MIGRATE_KIND
+from ..model.fields import describe
 from ..offline.report import (
     CAPACITY_KIND,
     COMPARE_KIND,
@@ -23,7 +24,7 @@ from ..offline.report import (
     SWEEP_KIND,
     result_schema,
 )
-from ..syntax import JSON, describe_top_level, format_of, syntax_problem, yaml_problem
+from ..syntax import JSON, format_of, syntax_problem, yaml_problem
 
 # kind -> the command whose -o json prints it
 COMMANDS = {SIMULATE_KIND: "simulate", EXPLAIN_KIND: "explain", CAPACITY_KIND: "capacity", COMPARE_KIND: "compare",
@@ -95,7 +96,7 @@ def parse(text: str, source: str) -> Any:
             return data
         problem = syntax_problem(text, source) if format_of(text, source) == JSON else None
         raise ReportInputError(
-            f"{source}: {problem or f'not a policy-scheduler result: expected a mapping, got {describe_top_level(data)}'}"
+            f"{source}: {problem or f'not a policy-scheduler result: expected a mapping, got {describe(data)}'}"
         ) from None
 
 

@@ -394,7 +394,7 @@ def test_malformed_documents(text: str, message: str) -> None:
         ("- name: GeneralPredicates\n", "p.yaml",
          "p.yaml: couldn't get version/kind; expected a YAML mapping at the top level, got a list"),
         ("just words", "p.yaml",
-         "p.yaml: couldn't get version/kind; expected a YAML mapping at the top level, got a string"),
+         "p.yaml: couldn't get version/kind; expected a YAML mapping at the top level, got \"just words\""),
         ("# nothing\n", "p.yaml",
          "p.yaml: couldn't get version/kind; expected a YAML mapping at the top level, got nothing"),
     ],
