@@ -293,6 +293,9 @@ def _rules(name: str = "rules"):
     return Rules(meta.get(f"policy_scheduler.{name}") or meta.get("policy_scheduler.rules") or "cluster")
 
 
+_CLUSTER_ORIGIN = "policy_scheduler.cluster_origin"  # ctx.meta key: the line _say_which_cluster writes
+
+
 def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: str | None, context: str | None):
     """The cluster the command reads: a live one (``--from-cluster``, implied by ``--kubeconfig`` and
     ``--context``, as kubectl reads them), else ``--cluster``'s manifests, else the bundled example (the
@@ -322,9 +325,6 @@ def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: st
         snapshot = load_snapshot(cluster_paths, _manifest_checks())
     _warn(snapshot.warnings)
     return snapshot.under(_rules())
-
-
-_CLUSTER_ORIGIN = "policy_scheduler.cluster_origin"
 
 
 def _say_which_cluster() -> None:

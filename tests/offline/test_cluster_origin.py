@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -128,10 +129,12 @@ def test_an_error_stays_one_line(tmp_path):
 
 
 def test_help_says_kubeconfig_and_context_imply_from_cluster():
-    text = run("simulate", "--help").stdout
-    flat = " ".join(text.split())
-    assert "--kubeconfig TEXT Read the snapshot from the live cluster of this kubeconfig file (implies --from-cluster; not with --cluster)." in flat
-    assert "--context TEXT The kubeconfig context whose live cluster to read (implies --from-cluster; not with --cluster)." in flat
+    for command in ("simulate", "explain", "capacity", "compare"):
+        helps = {p.name: p.help for p in main.commands[command].params if isinstance(p, click.Option)}
+        assert helps["kubeconfig"] == ("Read the snapshot from the live cluster of this kubeconfig file (implies "
+                                       "--from-cluster; not with --cluster).")
+        assert helps["context"] == ("The kubeconfig context whose live cluster to read (implies --from-cluster; not "
+                                    "with --cluster).")
 
 
 def test_migrate_refuses_a_kubeconfig_without_a_configmap(broken_kubeconfig):
