@@ -232,10 +232,17 @@ def _report_invalid(file: str, errors: list[str], output: str) -> None:
 def _cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--cluster", "cluster_paths", multiple=True, type=click.Path(),
-                     help="Manifest file or directory (repeatable). Default: the bundled example cluster."),
-        click.option("--from-cluster", is_flag=True, help="Read the snapshot from a live cluster instead."),
-        click.option("--kubeconfig", default=None, help="With --from-cluster: path to a kubeconfig file."),
-        click.option("--context", default=None, help="With --from-cluster: kubeconfig context to use."),
+                     help="Manifest file or directory (repeatable). Default: the bundled example cluster (said "
+                          "on stderr)."),
+        click.option("--from-cluster", is_flag=True,
+                     help="Read the snapshot from a live cluster instead ($KUBECONFIG or ~/.kube/config, or the "
+                          "in-cluster service account)."),
+        click.option("--kubeconfig", default=None,
+                     help="Read the snapshot from the live cluster of this kubeconfig file (implies "
+                          "--from-cluster; not with --cluster)."),
+        click.option("--context", default=None,
+                     help="The kubeconfig context whose live cluster to read (implies --from-cluster; not with "
+                          "--cluster)."),
         click.option("--kubernetes-version", default=None, expose_value=False, callback=_remember,
                      help="Validate objects against this release's OpenAPI schema (default: the API server's "
                           "with --from-cluster, else the newest bundled)."),
@@ -286,24 +293,46 @@ def _rules(name: str = "rules"):
     return Rules(meta.get(f"policy_scheduler.{name}") or meta.get("policy_scheduler.rules") or "cluster")
 
 
+_CLUSTER_ORIGIN = "policy_scheduler.cluster_origin"  # ctx.meta key: the line _say_which_cluster writes
+
+
 def _snapshot(cluster_paths: tuple[str, ...], from_cluster: bool, kubeconfig: str | None, context: str | None):
+    """The cluster the command reads: a live one (``--from-cluster``, implied by ``--kubeconfig`` and
+    ``--context``, as kubectl reads them), else ``--cluster``'s manifests, else the bundled example (the
+    last two are said on stderr by :func:`_say_which_cluster`)."""
     from .offline.snapshot import load_snapshot
 
     meta = click.get_current_context().meta
-    if from_cluster:
+    live_flag = "--kubeconfig" if kubeconfig is not None else "--context" if context is not None else None
+    if cluster_paths and (from_cluster or live_flag):
+        flag = live_flag or "--from-cluster"
+        raise UserError(f"{flag} reads a live cluster; it cannot be combined with --cluster FILE|DIR")
+    if from_cluster or live_flag:
         from .kube.client.snapshot import read_cluster_snapshot
 
         snapshot = read_cluster_snapshot(kubeconfig=kubeconfig, context=context,
                                          validate=meta.get("policy_scheduler.validate", True),
                                          kubernetes_version=meta.get("policy_scheduler.kubernetes_version"))
     else:
-        if not cluster_paths:
+        if cluster_paths:
+            meta[_CLUSTER_ORIGIN] = f"cluster: the manifests of --cluster {', '.join(cluster_paths)}"
+        else:
             from .offline.examples import default_cluster_path
 
             cluster_paths = (str(default_cluster_path()),)
+            meta[_CLUSTER_ORIGIN] = (f"cluster: the bundled example {cluster_paths[0]} (no --cluster, --kubeconfig "
+                                     f"or --from-cluster given)")
         snapshot = load_snapshot(cluster_paths, _manifest_checks())
     _warn(snapshot.warnings)
     return snapshot.under(_rules())
+
+
+def _say_which_cluster() -> None:
+    """Where the snapshot came from, on stderr, when it is not a live cluster: said with the result (an error
+    stays one line), so the bundled example is never taken for the user's cluster."""
+    origin = click.get_current_context().meta.pop(_CLUSTER_ORIGIN, None)
+    if origin:
+        click.echo(origin, err=True)
 
 
 def _manifest_checks():
@@ -383,6 +412,7 @@ def simulate(cluster_paths, from_cluster, kubeconfig, context, policy_config_fil
     data = simulation_to_dict(result, source.label) if report_path or output not in TEXT_OUTPUTS else {}
     if report_path:
         _write_report(data, report_path)
+    _say_which_cluster()
     if output in TEXT_OUTPUTS:
         echo_text(lambda layout: simulation_table(result, layout), output)
     else:
@@ -417,6 +447,7 @@ def explain(pod, cluster_paths, from_cluster, kubeconfig, context, policy_config
     data = explain_result_to_dict(explanation, source.label)
     if report_path:
         _write_report(data, report_path)
+    _say_which_cluster()
     if output in TEXT_OUTPUTS:
         echo_text(lambda layout: explanation_table(explanation, layout), output)
     else:
@@ -463,6 +494,7 @@ def capacity(pod_template, cluster_paths, from_cluster, kubeconfig, context, pol
     data = capacity_to_dict(result, pod=template, max_replicas=max_replicas, algorithm=source.label)
     if report_path:
         _write_report(data, report_path)
+    _say_which_cluster()
     if output in TEXT_OUTPUTS:
         echo_text(lambda layout: capacity_table(result, max_replicas, layout), output)
     else:
@@ -513,6 +545,7 @@ def compare(policy_a, policy_b, cluster_paths, from_cluster, kubeconfig, context
     data = {**differences_to_dict(label_a, label_b, diffs, len(a.placements) + len(a.gated), a, b), **compare_extras(a, b)}
     if report_path:
         _write_report(data, report_path)
+    _say_which_cluster()
     if output in TEXT_OUTPUTS:
         def sections(layout):
             return "\n\n".join(s for s in (
@@ -548,7 +581,8 @@ def report(result_file: str, output_path: str | None) -> None:
 @click.option("--policy-configmap", default=None, help="Name of the ConfigMap holding the Policy (key policy.cfg).")
 @click.option("--policy-configmap-namespace", default="kube-system", show_default=True,
               help="Namespace of --policy-configmap.")
-@click.option("--kubeconfig", default=None, help="With --policy-configmap: path to a kubeconfig file.")
+@click.option("--kubeconfig", default=None,
+              help="With --policy-configmap: path to a kubeconfig file (refused without --policy-configmap).")
 @click.option("--algorithm-provider", default=None,
               help="The scheduling algorithm provider to migrate, one of: ClusterAutoscalerProvider | DefaultProvider")
 @click.option("--feature-gates", default="", help="Key=true,... for the 1.9 gates (PodPriority enables preemption).")
@@ -574,6 +608,9 @@ def migrate(policy_config_file, policy_configmap, policy_configmap_namespace, ku
     from .migration import parse_target
 
     target = parse_target(to)
+    if kubeconfig is not None and not policy_configmap:
+        raise UserError("--kubeconfig reads the Policy of a live cluster's ConfigMap: give --policy-configmap NAME "
+                        "too (or drop --kubeconfig to migrate --policy-config-file or --algorithm-provider)")
     if policy_configmap:  # the 1.10 precedence: a ConfigMap wins over a file given beside it
         from .kube.client.policy_configmap import policy_configmap_source
 

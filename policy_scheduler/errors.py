@@ -7,9 +7,44 @@ file, the object and the field path where one is known.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
+# A list of valid names this short is given whole with an unknown one (providers, scenario kinds, gates).
+LIST_ALL_UP_TO = 8
+# difflib's similarity from which a known name is suggested: click's 0.6 suggested DynamicResources for
+# StrictResources and MatchInterPodAffinity for NodeAffinity; a typo or a missing suffix scores 0.75 and up.
+CLOSE_ENOUGH = 0.75
+
 
 class UserError(Exception):
     """An error caused by user input; rendered on one line, never as a traceback."""
+
+
+def did_you_mean(name: str, known: Iterable[str], list_all_up_to: int = LIST_ALL_UP_TO) -> str:
+    """The hint appended to an unknown-name error: ``; did you mean "X"?`` with the closest known names
+    (difflib's similarity, as click suggests options, of at least :data:`CLOSE_ENOUGH`; at most three, within
+    0.05 of the best;
+    a name differing only in case alone), then `` (valid: A, B)`` when there are at most ``list_all_up_to``
+    known names. Empty when neither helps."""
+    names = sorted(set(known))
+    by_lower: dict[str, str] = {}
+    for known_name in names:
+        by_lower.setdefault(known_name.lower(), known_name)
+    wanted = name.lower()
+    if wanted in by_lower:
+        close = [by_lower[wanted]]
+    else:  # the best matches only: a clear first one is not followed by the merely similar
+        scored = sorted(((difflib.SequenceMatcher(None, wanted, lower).ratio(), lower) for lower in by_lower),
+                        key=lambda pair: -pair[0])
+        best = scored[0][0] if scored else 0.0
+        close = [by_lower[lower] for ratio, lower in scored[:3] if ratio >= max(CLOSE_ENOUGH, best - 0.05)]
+    hint = ""
+    if close and close != [name]:
+        hint = "; did you mean " + " or ".join(f'"{c}"' for c in close) + "?"
+    if names and len(names) <= list_all_up_to:
+        hint += " (valid: " + ", ".join(names) + ")"
+    return hint
 
 
 class ObjectError(UserError):

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from enum import Enum
 
-from .errors import UserError
+from .errors import UserError, did_you_mean
 
 # name -> default
 KNOWN_GATES: dict[str, bool] = {
@@ -42,7 +42,7 @@ class FeatureGates:
         merged = dict(KNOWN_GATES)
         for name, on in (values or {}).items():
             if name not in KNOWN_GATES:
-                raise UserError(f"unrecognized key: {name}")
+                raise UserError(f"unrecognized key: {name}" + did_you_mean(name, KNOWN_GATES))
             if not isinstance(on, bool):
                 raise UserError(f"invalid value of {name}: {on!r}, err: expected true or false")
             merged[name] = on

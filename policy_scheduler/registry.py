@@ -42,7 +42,7 @@ from .algorithm import (
 )
 from .api.names import validate_algorithm_name
 from .api.types import MAX_PRIORITY, MAX_TOTAL_PRIORITY
-from .errors import ConfigurationError, UserError
+from .errors import ConfigurationError, UserError, did_you_mean
 
 if TYPE_CHECKING:
     from .api.types import PredicatePolicy, PriorityPolicy
@@ -120,9 +120,10 @@ class Registry:
     def _check_free(self, kind: str, name: str) -> None:
         """Called before ``name`` is registered; the plugin loader's staging registry refuses taken names."""
 
-    def _unknown(self, message: str) -> str:
-        """An unknown-name error text, followed by the plugins that failed to load (they may have had it)."""
-        return message + failed_plugins_context(self)
+    def _unknown(self, message: str, name: str, known: Iterable[str]) -> str:
+        """An unknown-name error text (upstream's words first), the closest registered names
+        (:func:`~.errors.did_you_mean`), then the plugins that failed to load (they may have had it)."""
+        return message + did_you_mean(name, known) + failed_plugins_context(self)
 
     # -- fit predicates ---------------------------------------------------------------------------
     def register_fit_predicate(self, name: str, predicate: FitPredicate, forms: Any = None) -> str:
@@ -192,7 +193,8 @@ class Registry:
         if name in self.fit_predicates:
             log.debug("Predicate type %s already registered, reusing.", name)
             return name
-        raise ConfigurationError(self._unknown(f"Invalid configuration: Predicate type not found for {name}"))
+        raise ConfigurationError(self._unknown(f"Invalid configuration: Predicate type not found for {name}", name,
+                                               self.fit_predicates))
 
     def is_fit_predicate_registered(self, name: str) -> bool:
         return name in self.fit_predicates
@@ -255,7 +257,8 @@ class Registry:
             factory = PriorityConfigFactory(weight, existing.function, existing.map_reduce)
             forms = self.priority_forms.get(name)
         if factory is None:
-            raise ConfigurationError(self._unknown(f"Invalid configuration: Priority type not found for {name}"))
+            raise ConfigurationError(self._unknown(f"Invalid configuration: Priority type not found for {name}", name,
+                                                   self.priorities))
         return self.register_priority_config_factory(name, factory, forms)
 
     def is_priority_function_registered(self, name: str) -> bool:
@@ -276,7 +279,7 @@ class Registry:
         with self._lock:
             provider = self.providers.get(name)
             if provider is None:
-                raise RegistryError(self._unknown(f'plugin "{name}" has not been registered'))
+                raise RegistryError(self._unknown(f'plugin "{name}" has not been registered', name, self.providers))
             return provider
 
     def list_algorithm_providers(self) -> str:
@@ -325,9 +328,9 @@ class Registry:
             for name in sorted(set(names)):
                 factory = self.fit_predicates.get(name)
                 if factory is None:
-                    raise RegistryError(
-                        self._unknown(f'Invalid predicate name "{name}" specified - no corresponding function found')
-                    )
+                    raise RegistryError(self._unknown(
+                        f'Invalid predicate name "{name}" specified - no corresponding function found', name,
+                        self.fit_predicates))
                 predicates[name] = factory(args)
             for name in sorted(self.mandatory_fit_predicates):
                 factory = self.fit_predicates.get(name)
@@ -342,9 +345,9 @@ class Registry:
             for name in sorted(set(names)):
                 factory = self.priorities.get(name)
                 if factory is None:
-                    raise RegistryError(
-                        self._unknown(f"Invalid priority name {name} specified - no corresponding function found")
-                    )
+                    raise RegistryError(self._unknown(
+                        f"Invalid priority name {name} specified - no corresponding function found", name,
+                        self.priorities))
                 if factory.function is not None:
                     configs.append(PriorityConfig(name, factory.weight, function=factory.function(args)))
                 else:

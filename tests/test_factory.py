@@ -136,11 +136,13 @@ def test_validation_errors_are_aggregated_like_upstream():
 
 
 def test_unknown_names_and_bad_hard_weight():
-    with pytest.raises(ConfigurationError, match="^Invalid configuration: Predicate type not found for NoVolumeNodeConflict$"):
+    with pytest.raises(ConfigurationError, match='^Invalid configuration: Predicate type not found for NoVolumeNodeConflict; '
+                                                 'did you mean "NoVolumeZoneConflict"\\?$'):
         create_from_policy(load_policy('{"predicates": [{"name": "NoVolumeNodeConflict"}]}'), cluster=ClusterState())
     with pytest.raises(RegistryError, match="^invalid hardPodAffinitySymmetricWeight: 0, must be in the range 1-100$"):
         create_from_provider("DefaultProvider", cluster=ClusterState(), hard_pod_affinity_symmetric_weight=0)
-    with pytest.raises(RegistryError, match='^plugin "Nope" has not been registered$'):
+    with pytest.raises(RegistryError, match=r'^plugin "Nope" has not been registered \(valid: ClusterAutoscalerProvider, '
+                                            r'DefaultProvider\)$'):
         create_from_provider("Nope", cluster=ClusterState())
 
 

@@ -224,15 +224,17 @@ def test_unknown_names_name_the_failed_plugins(plugin_path):
         create_from_policy(policy, cluster=cluster, registry=reg)
     with pytest.raises(RegistryError) as exc:
         create_from_provider("RackProvider", cluster=cluster, registry=reg)
-    assert str(exc.value) == 'plugin "RackProvider" has not been registered' + context
+    assert str(exc.value) == ('plugin "RackProvider" has not been registered (valid: ClusterAutoscalerProvider, '
+                              'DefaultProvider)' + context)
     reg.register_algorithm_provider("HalfProvider", {"RackPredicate"}, set())
     with pytest.raises(RegistryError) as exc:
         create_from_provider("HalfProvider", cluster=cluster, registry=reg)
     assert str(exc.value) == 'Invalid predicate name "RackPredicate" specified - no corresponding function found' + context
-    # Without failed plugins the upstream texts are unchanged.
+    # Without failed plugins the upstream texts are followed by the registered names only.
     with pytest.raises(RegistryError) as exc:
         create_from_provider("RackProvider", cluster=cluster, registry=REGISTRY.copy())
-    assert str(exc.value) == 'plugin "RackProvider" has not been registered'
+    assert str(exc.value) == ('plugin "RackProvider" has not been registered (valid: ClusterAutoscalerProvider, '
+                              'DefaultProvider)')
 
 
 def test_every_command_loads_the_process_registry_once_and_listings_show_sources(plugin_path, monkeypatch):

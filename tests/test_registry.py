@@ -8,6 +8,7 @@ import pytest
 from algorithmprovider.defaults import register_defaults
 from policy_scheduler.algorithm import HostPriority, PluginFactoryArgs
 from policy_scheduler.api import load_policy
+from policy_scheduler.api.types import PredicatePolicy, PriorityPolicy
 from policy_scheduler.cache.cluster import ClusterState
 from policy_scheduler.errors import ConfigurationError
 from policy_scheduler.registry import REGISTRY, Registry, RegistryError
@@ -79,7 +80,8 @@ def test_provider_errors():
     register_defaults(reg)
     with pytest.raises(RegistryError) as exc:
         reg.get_algorithm_provider("NoSuchProvider")
-    assert str(exc.value) == 'plugin "NoSuchProvider" has not been registered'
+    assert str(exc.value) == ('plugin "NoSuchProvider" has not been registered (valid: ClusterAutoscalerProvider, '
+                              'DefaultProvider)')
     with pytest.raises(RegistryError) as exc:
         reg.insert_predicate_key_to_algo_provider("NoSuchProvider", "X")
     assert str(exc.value) == "plugin NoSuchProvider has not been registered"
@@ -99,6 +101,32 @@ def test_build_errors_have_upstream_texts():
     with pytest.raises(RegistryError) as exc:
         reg.get_priority_function_configs(["NoSuchPriority"], args)
     assert str(exc.value) == "Invalid priority name NoSuchPriority specified - no corresponding function found"
+
+
+def test_unknown_names_get_the_closest_registered_ones_after_upstreams_text():
+    reg = Registry()
+    register_defaults(reg)
+    args = PluginFactoryArgs(ClusterState())
+    with pytest.raises(RegistryError) as exc:
+        reg.get_fit_predicate_functions(["PodToleratesNodeTaint"], args)
+    assert str(exc.value) == ('Invalid predicate name "PodToleratesNodeTaint" specified - no corresponding function '
+                              'found; did you mean "PodToleratesNodeTaints"?')
+    with pytest.raises(RegistryError) as exc:
+        reg.get_priority_function_configs(["LeastRequested"], args)
+    assert str(exc.value) == ('Invalid priority name LeastRequested specified - no corresponding function found; did '
+                              'you mean "LeastRequestedPriority"?')
+    with pytest.raises(ConfigurationError) as exc:
+        reg.register_custom_fit_predicate(PredicatePolicy(name="generalpredicates"))
+    assert str(exc.value) == ('Invalid configuration: Predicate type not found for generalpredicates; did you mean '
+                              '"GeneralPredicates"?')
+    with pytest.raises(ConfigurationError) as exc:
+        reg.register_custom_priority_function(PriorityPolicy(name="ImageLocalityPriorty", weight=1))
+    assert str(exc.value) == ('Invalid configuration: Priority type not found for ImageLocalityPriorty; did you mean '
+                              '"ImageLocalityPriority"?')
+    with pytest.raises(RegistryError) as exc:
+        reg.get_algorithm_provider("DefaultProvidr")
+    assert str(exc.value) == ('plugin "DefaultProvidr" has not been registered; did you mean "DefaultProvider"? '
+                              '(valid: ClusterAutoscalerProvider, DefaultProvider)')
 
 
 def test_mandatory_predicates_are_always_added():

@@ -35,8 +35,10 @@ Decoding (``policy.md`` §3):
 Differences from upstream, all deliberate:
 
 * **YAML is accepted too** (upstream's decoder is JSON-only). Text that is not valid JSON is parsed
-  with ``yaml.safe_load``; if that gives a mapping it is used, otherwise the JSON parse error is
-  reported (with the YAML problem appended when YAML could not parse the text either).
+  with ``yaml.safe_load``; if that gives a mapping it is used. Otherwise the error is that of the format
+  the text is in (:func:`policy_scheduler.syntax.format_of`: the ``.json`` / ``.yaml`` extension, else
+  a first ``{`` or ``[`` for JSON): upstream's ``couldn't get version/kind; json parse error: <problem>
+  at line L, column C`` for JSON, ``invalid YAML: <problem> at line L, column C`` for YAML.
 * A ``null`` scalar (``"weight": null``, ``"name": null``) is a type error; Go would read the zero
   value. A top-level ``null`` is an error ("expected a JSON object"); Go would decode an empty Policy.
 * Every Policy entry needs a ``name`` (string). Go would decode a missing name as ``""`` and fail later
@@ -64,6 +66,8 @@ import jsonschema
 import yaml
 
 from policy_scheduler.errors import PolicyError
+from policy_scheduler.model.fields import describe
+from policy_scheduler.syntax import JSON, format_of, json_problem, yaml_problem
 
 from .types import (
     POLICY_API_VERSION,
@@ -213,29 +217,26 @@ def _json_error_detail(text: str, exc: Exception) -> str:
         return "unexpected end of JSON input"
     if isinstance(exc, RecursionError):
         return "document nested too deeply"
+    if isinstance(exc, json.JSONDecodeError):
+        return json_problem(exc)
     return str(exc)
 
 
 def _parse_yaml(text: str, source: str, json_detail: str) -> _Object:
+    """Text that is not JSON: a YAML mapping, else the error of the format the text is in (:mod:`..syntax`)."""
+    in_json = format_of(text, source) == JSON
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise PolicyDecodeError(source, _PARSE_ERROR + f"{json_detail} (not YAML either: {_yaml_problem(exc)})") from None
+        raise PolicyDecodeError(source, _PARSE_ERROR + json_detail if in_json else f"invalid YAML: {yaml_problem(exc, text)}") from None
     except RecursionError:
-        raise PolicyDecodeError(source, _PARSE_ERROR + json_detail) from None
-    if isinstance(document, list):
-        raise PolicyDecodeError(source, _PARSE_ERROR + f"{json_detail} (as YAML: a list, not a mapping)")
-    if not isinstance(document, dict):
+        raise PolicyDecodeError(source, _PARSE_ERROR + json_detail if in_json else "invalid YAML: document nested too deeply") from None
+    if isinstance(document, dict):
+        return _from_native(document, source, 0)
+    if in_json:
         raise PolicyDecodeError(source, _PARSE_ERROR + json_detail)
-    return _from_native(document, source, 0)
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
-        mark = exc.problem_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        return f"{exc.problem}{where}"
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    got = "nothing" if document is None else describe(document)
+    raise PolicyDecodeError(source, f"couldn't get version/kind; expected a YAML mapping at the top level, got {got}")
 
 
 def _from_native(value: Any, source: str, depth: int) -> Any:

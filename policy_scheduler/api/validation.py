@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Set
 from dataclasses import dataclass
 
+from ..errors import did_you_mean
 from ..model.resources import is_extended_resource_name
 from .names import algorithm_name_message, is_valid_algorithm_name
 from .types import MAX_WEIGHT, Policy, PredicatePolicy, PriorityPolicy
@@ -196,7 +197,8 @@ def unknown_names(
 
     Entries are taken in document order and an entry with an argument registers its name, so a later
     plain entry may refer to it (upstream: ``... already registered, reusing``) but an earlier one may
-    not. Texts: ``Invalid configuration: Predicate type not found for <name>`` (``Priority`` likewise).
+    not. Texts: ``Invalid configuration: Predicate type not found for <name>`` (``Priority`` likewise), then
+    the closest registered names (``; did you mean "<name>"?``).
     """
     return _unknown("predicates", "Predicate", policy.predicates, known_predicates) + _unknown(
         "priorities", "Priority", policy.priorities, known_priorities
@@ -213,6 +215,7 @@ def _unknown(
             names.add(entry.name)
         elif entry.name not in names:
             errors.append(PolicyValidationError(
-                f"{section}[{index}].name", f"Invalid configuration: {noun} type not found for {entry.name}"
+                f"{section}[{index}].name",
+                f"Invalid configuration: {noun} type not found for {entry.name}" + did_you_mean(entry.name, names),
             ))
     return errors

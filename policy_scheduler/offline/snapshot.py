@@ -44,6 +44,7 @@ from ..model.validation import (
 )
 from ..model.volumes import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from ..model.workloads import LabelSelectedController, ReplicationController, Service
+from ..syntax import json_problem, syntax_problem, yaml_problem
 
 # kind -> accepted apiVersions (1.9-era and current).
 KINDS: dict[str, tuple[str, ...]] = {
@@ -282,12 +283,14 @@ def _documents(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
         try:
             docs = [json.loads(text)]
         except json.JSONDecodeError as e:
-            raise SnapshotError(f"{path}: invalid JSON: {e}") from None
+            raise SnapshotError(f"{path}: invalid JSON: {json_problem(e)}") from None
     else:
         try:
             docs = list(yaml.load_all(text, Loader=ManifestLoader))
         except yaml.YAMLError as e:
-            raise SnapshotError(f"{path}: invalid YAML: {' '.join(str(e).split())}") from None
+            # A file named neither .yaml nor .json that starts with "{" or "[" is reported as the JSON it is.
+            problem = syntax_problem(text, path.name, loader=ManifestLoader, multiple=True)
+            raise SnapshotError(f"{path}: {problem or f'invalid YAML: {yaml_problem(e, text)}'}") from None
     for index, doc in enumerate(docs):
         if doc is not None:
             yield index, doc

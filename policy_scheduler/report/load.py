@@ -15,6 +15,7 @@ import yaml
 
 from ..errors import UserError
 from ..migration.migrate import MIGRATE_KIND
+from ..model.fields import describe
 from ..offline.report import (
     CAPACITY_KIND,
     COMPARE_KIND,
@@ -23,6 +24,7 @@ from ..offline.report import (
     SWEEP_KIND,
     result_schema,
 )
+from ..syntax import JSON, format_of, syntax_problem, yaml_problem
 
 # kind -> the command whose -o json prints it
 COMMANDS = {SIMULATE_KIND: "simulate", EXPLAIN_KIND: "explain", CAPACITY_KIND: "capacity", COMPARE_KIND: "compare",
@@ -81,20 +83,20 @@ def validate(data: dict[str, Any], kind: str, source: str = "result") -> None:
 
 
 def parse(text: str, source: str) -> Any:
-    """JSON, or YAML (what ``-o yaml`` prints)."""
+    """JSON, or YAML (what ``-o yaml`` prints); a syntax error in the format the file is in."""
     try:
         return json.loads(text)
-    except ValueError as json_error:
+    except ValueError:
         try:
             data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise ReportInputError(
-                f"{source}: not JSON (or YAML): {json_error.msg} at line {json_error.lineno} column {json_error.colno}"
-            ) from None
+        except yaml.YAMLError as yaml_error:
+            problem = syntax_problem(text, source) or f"invalid YAML: {yaml_problem(yaml_error, text)}"
+            raise ReportInputError(f"{source}: {problem}") from None
         if isinstance(data, dict):
             return data
+        problem = syntax_problem(text, source) if format_of(text, source) == JSON else None
         raise ReportInputError(
-            f"{source}: not JSON (or YAML): {json_error.msg} at line {json_error.lineno} column {json_error.colno}"
+            f"{source}: {problem or f'not a policy-scheduler result: expected a mapping, got {describe(data)}'}"
         ) from None
 
 

@@ -24,9 +24,10 @@ import yaml
 from ..algorithm_source import AlgorithmSource, from_provider, scheduler_builder
 from ..api import load_policy_file
 from ..api.loader import load_policy_from_configmap
-from ..errors import UserError
+from ..errors import UserError, did_you_mean
 from ..features import FeatureGates, Rules
 from ..offline.snapshot import ManifestLoader, load_pod_file, manifest_checks
+from ..syntax import syntax_problem, yaml_problem
 from .scenarios import KINDS, Scenario, check_selector, default_name
 
 METRICS = ("placed", "unschedulable", "cpu", "memory", "nodesUsed", "largestFree", "zoneSkew", "preemptions",
@@ -98,7 +99,8 @@ def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
 
 
 def read_yaml(path: str, label: str, error: type[UserError] = UserError) -> Any:
-    """A YAML (or JSON) file's document; what keeps it from being read is ``error("<label>: <why>")``."""
+    """A YAML (or JSON) file's document; what keeps it from being read is ``error("<label>: <why>")`` (a
+    syntax error in the format the file is in: :mod:`policy_scheduler.syntax`)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -108,8 +110,8 @@ def read_yaml(path: str, label: str, error: type[UserError] = UserError) -> Any:
     try:
         return yaml.load(text, Loader=ManifestLoader)
     except yaml.YAMLError as e:
-        problem = " ".join(str(e).replace(' in "<unicode string>",', "").split())
-        raise error(f"{label}: invalid YAML: {problem}") from None
+        problem = syntax_problem(text, path, loader=ManifestLoader) or f"invalid YAML: {yaml_problem(e, text)}"
+        raise error(f"{label}: {problem}") from None
 
 
 def _check_schema(data: dict[str, Any], source: str) -> None:
@@ -122,13 +124,30 @@ def _check_schema(data: dict[str, Any], source: str) -> None:
     where = field_path(error.absolute_path)
     if error.validator == "oneOf":
         message = ONE_OF_HINTS.get(str(error.absolute_path[0]), error.message)
-        if "is valid under each of" in error.message:
+        unknown = _unknown_scenario_kind(error)
+        if unknown is not None:
+            message = f'unknown scenario "{unknown}"' + did_you_mean(unknown, KINDS)
+        elif "is valid under each of" in error.message:
             message = "give one of provider and policy, not both"
         elif where.startswith("algorithms["):
             message = "missing provider or policy (one of them)"
     else:
         message = " ".join(error.message.split())
     raise SpecError(f"{source}: {where or '(top level)'}: {message}")
+
+
+def _unknown_scenario_kind(error: jsonschema.ValidationError) -> str | None:
+    """The kind a ``scenarios[i]`` entry names when it is none of :data:`KINDS` (``as_is``, ``scal: {...}``)."""
+    if len(error.absolute_path) != 2 or error.absolute_path[0] != "scenarios":
+        return None
+    entry = error.instance
+    if isinstance(entry, str):
+        kinds = [entry]
+    elif isinstance(entry, dict):
+        kinds = [key for key in entry if key != "name"]
+    else:
+        return None
+    return kinds[0] if len(kinds) == 1 and isinstance(kinds[0], str) and kinds[0] not in KINDS else None
 
 
 def _branch_error(error: jsonschema.ValidationError) -> jsonschema.ValidationError:

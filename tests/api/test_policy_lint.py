@@ -185,7 +185,8 @@ def test_hard_pod_affinity_weight_without_inter_pod_affinity_priority() -> None:
 def test_unknown_names_is_available_from_lint() -> None:
     policy = load_policy('{"predicates": [{"name": "NoVolumeNodeConflict"}]}')
     assert [str(error) for error in unknown_names(policy, REGISTERED_PREDICATES, REGISTERED_PRIORITIES)] == [
-        "predicates[0].name: Invalid configuration: Predicate type not found for NoVolumeNodeConflict"
+        'predicates[0].name: Invalid configuration: Predicate type not found for NoVolumeNodeConflict; did you mean '
+        '"NoVolumeZoneConflict"?'
     ]
 
 

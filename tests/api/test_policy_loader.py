@@ -361,20 +361,48 @@ def test_first_error_in_document_order_is_reported() -> None:
         ("42", "p.json: couldn't get version/kind; json parse error: expected a JSON object at the top level, got number"),
         ("null", "p.json: couldn't get version/kind; json parse error: expected a JSON object at the top level, got null"),
         ('{"kind": "Policy",',
-         "p.json: couldn't get version/kind; json parse error: Expecting property name enclosed in double quotes: "
-         "line 1 column 19 (char 18) (not YAML either: expected the node content, but found '<stream end>' at line 1, "
-         "column 19)"),
-        ("kind: Policy\npredicates: [",
-         "p.json: couldn't get version/kind; json parse error: Expecting value: line 1 column 1 (char 0) "
-         "(not YAML either: expected the node content, but found '<stream end>' at line 2, column 14)"),
-        ("- name: GeneralPredicates\n",
-         "p.json: couldn't get version/kind; json parse error: Expecting value: line 1 column 1 (char 0) "
-         "(as YAML: a list, not a mapping)"),
-        ("just words", "p.json: couldn't get version/kind; json parse error: Expecting value: line 1 column 1 (char 0)"),
+         "p.json: couldn't get version/kind; json parse error: Expecting property name enclosed in double quotes "
+         "at line 1, column 19"),
+        ("just words", "p.json: couldn't get version/kind; json parse error: Expecting value at line 1, column 1"),
     ],
 )
 def test_malformed_documents(text: str, message: str) -> None:
     assert _raises(text) == message
+
+
+@pytest.mark.parametrize(
+    ("text", "source", "message"),
+    [
+        # The format a file is in: its extension, else its first non-blank character.
+        ("kind: Policy\npredicates: [", "p.yaml",
+         "p.yaml: invalid YAML: unexpected end of the file at line 2, column 14"),
+        ("kind: Policy\npredicates:\n- name: A\n  weight: 1\n weight: 2\n", "policy.yaml",
+         "policy.yaml: invalid YAML: bad indentation at line 5, column 2 (in the mapping that starts at line 1, "
+         "column 1)"),
+        ("kind: Policy\npriorities:\n  - name: A\n    weight: 1\n   - name: B\n", "ConfigMap kube-system/p",
+         "ConfigMap kube-system/p: invalid YAML: bad indentation at line 5, column 4 (in the list that starts at "
+         "line 3, column 3)"),
+        ("kind: Policy\n\tpredicates: []\n", "p.yml",
+         "p.yml: invalid YAML: a tab character (YAML indents with spaces) at line 2, column 1"),
+        ("kind: Policy\npredicates: name: A\n", "<policy>",
+         "<policy>: invalid YAML: unexpected ':' (check the indentation, or quote a value that contains ': ') at "
+         "line 2, column 17"),
+        ('  {"kind": "Policy", "predicates": [}', "ConfigMap kube-system/p",
+         "ConfigMap kube-system/p: couldn't get version/kind; json parse error: Expecting value at line 1, column 37"),
+        ("kind: Policy\npredicates: [", "p.json",
+         "p.json: couldn't get version/kind; json parse error: Expecting value at line 1, column 1"),
+        ("- name: GeneralPredicates\n", "p.yaml",
+         "p.yaml: couldn't get version/kind; expected a YAML mapping at the top level, got a list"),
+        ("just words", "p.yaml",
+         "p.yaml: couldn't get version/kind; expected a YAML mapping at the top level, got \"just words\""),
+        ("# nothing\n", "p.yaml",
+         "p.yaml: couldn't get version/kind; expected a YAML mapping at the top level, got nothing"),
+    ],
+)
+def test_malformed_documents_in_the_format_they_are_in(text: str, source: str, message: str) -> None:
+    assert _raises(text, source) == message
+
+
 
 
 def test_default_source_name() -> None:

@@ -227,17 +227,22 @@ def test_unknown_names() -> None:
                        {"name": "EqualPriority", "weight": 1}],
     })
     assert unknown_names(policy, KNOWN_PREDICATES, KNOWN_PRIORITIES) == [
-        PolicyValidationError("predicates[1].name", "Invalid configuration: Predicate type not found for NoVolumeNodeConflict"),
-        PolicyValidationError("predicates[2].name", "Invalid configuration: Predicate type not found for Zone"),
-        PolicyValidationError("priorities[2].name", "Invalid configuration: Priority type not found for MostRequested"),
+        PolicyValidationError("predicates[1].name", "Invalid configuration: Predicate type not found for NoVolumeNodeConflict"
+                                                    " (valid: GeneralPredicates, NoDiskConflict, PodFitsResources)"),
+        PolicyValidationError("predicates[2].name", "Invalid configuration: Predicate type not found for Zone"
+                                                    " (valid: GeneralPredicates, NoDiskConflict, PodFitsResources)"),
+        # Rack is known from priorities[0] on: a custom entry registers its name.
+        PolicyValidationError("priorities[2].name", "Invalid configuration: Priority type not found for MostRequested"
+                                                    " (valid: EqualPriority, LeastRequestedPriority, Rack)"),
     ]
 
 
 def test_predicate_and_priority_names_are_separate_namespaces() -> None:
     policy = _v1({"predicates": [{"name": "EqualPriority"}], "priorities": [{"name": "NoDiskConflict", "weight": 1}]})
     assert [error.message for error in unknown_names(policy, KNOWN_PREDICATES, KNOWN_PRIORITIES)] == [
-        "Invalid configuration: Predicate type not found for EqualPriority",
-        "Invalid configuration: Priority type not found for NoDiskConflict",
+        "Invalid configuration: Predicate type not found for EqualPriority"
+        " (valid: GeneralPredicates, NoDiskConflict, PodFitsResources)",
+        "Invalid configuration: Priority type not found for NoDiskConflict (valid: EqualPriority, LeastRequestedPriority)",
     ]
 
 

@@ -49,7 +49,7 @@ def test_simulate_from_cluster_equals_simulate_on_its_dump(apiserver, tmp_path):
     assert live.exit_code == 0, live.output
     assert offline.exit_code == 0, offline.output
     live_placements = json.loads(live.output)["placements"]
-    assert live_placements == json.loads(offline.output)["placements"]
+    assert live_placements == json.loads(offline.stdout)["placements"]
     assert len(live_placements) == 8
     assert sum(1 for p in live_placements if p["node"]) == 8
 

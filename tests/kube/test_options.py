@@ -407,13 +407,21 @@ def test_unreadable_files(write, tmp_path):
     with pytest.raises(ConfigFileError, match=r": Is a directory$"):
         load_config_file(str(tmp_path))
     for text, pattern in [
-        ("a: [1\n", r"^.*bad.yaml: invalid YAML: .* at line \d+, column \d+$"),
+        ("a: [1\n", r"^.*bad.yaml: invalid YAML: unexpected end of the file at line 2, column 1 \(in the \[\.\.\.\] "
+                     r"list that starts at line 1, column 4\)$"),
+        ("kind: KubeSchedulerConfiguration\nalgorithmSource:\n  provider: DefaultProvider\n provider: X\n",
+         r"^.*bad.yaml: invalid YAML: bad indentation at line 4, column 2 \(in the mapping that starts at line 1, "
+         r"column 1\)$"),
         ("", r"bad.yaml: empty configuration file$"),
         ("- 1\n", r"bad.yaml: expected a KubeSchedulerConfiguration object, got \[1\]$"),
     ]:
         with pytest.raises(ConfigFileError, match=pattern) as excinfo:
             load_config_file(write(text, "bad.yaml"))
         assert "\n" not in str(excinfo.value)
+    bad_json = write('{"kind": "KubeSchedulerConfiguration" "algorithmSource": {}}', "bad.json")
+    with pytest.raises(ConfigFileError) as excinfo:
+        load_config_file(bad_json)
+    assert str(excinfo.value) == f"{bad_json}: invalid JSON: Expecting ',' delimiter at line 1, column 39"
     (tmp_path / "latin1.yaml").write_bytes(b"schedulerName: \xe9\n")
     with pytest.raises(ConfigFileError, match=r"latin1.yaml: not UTF-8 text"):
         load_config_file(str(tmp_path / "latin1.yaml"))

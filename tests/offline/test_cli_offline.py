@@ -30,7 +30,7 @@ def run(*args: str):
 def simulation():
     result = run("simulate", "-o", "json", "--explain")
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.stdout)
 
 
 def test_simulate_bundled_example(simulation):
@@ -80,7 +80,7 @@ def test_explain_table_and_json_for_an_unschedulable_pod(simulation):
     failed = next(p for p in simulation["placements"] if not p["node"])
     result = run("explain", failed["pod"], "-o", "json")
     assert result.exit_code == 0
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     jsonschema.validate(data, explain_schema())
     assert data["host"] is None and data["error"]
     assert all(not n["fit"] and n["priorities"] == {} for n in data["nodes"].values())
@@ -114,7 +114,7 @@ def test_explain_pod_file_against_conformance_snapshot(tmp_path):
         result = run("explain", str(pod_file), "--cluster", str(cluster_dir), "--policy-config-file", str(policy_file),
                      "--no-validate", "-o", "json")
         assert result.exit_code == 0, (case["id"], result.output)
-        data = json.loads(result.output)
+        data = json.loads(result.stdout)
         for node, fit in case["expect"]["fit"].items():
             assert data["nodes"][node]["fit"] == fit, (case["id"], node)
             if not fit and node in case["expect"].get("reasons", {}):
@@ -130,22 +130,22 @@ def test_capacity(tmp_path):
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"containers": [{"name": "web", "image": "nginx", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]},
     }))
-    data = json.loads(run("capacity", str(template), "-o", "json").output)
+    data = json.loads(run("capacity", str(template), "-o", "json").stdout)
     assert data["replicas"] == sum(data["placements"].values()) > 0
     assert data["stopReason"].startswith("0/12 nodes are available: ")
     assert "Insufficient cpu" in data["stopReason"]
-    capped = json.loads(run("capacity", str(template), "--max", "3", "-o", "json").output)
+    capped = json.loads(run("capacity", str(template), "--max", "3", "-o", "json").stdout)
     assert capped["replicas"] == 3 and capped["stopReason"] is None
     assert "3 more replicas fit." in run("capacity", str(template), "--max", "3").output
 
 
 def test_compare_providers():
-    data = json.loads(run("compare", "DefaultProvider", "ClusterAutoscalerProvider", "-o", "json").output)
+    data = json.loads(run("compare", "DefaultProvider", "ClusterAutoscalerProvider", "-o", "json").stdout)
     assert data["a"] == "DefaultProvider" and data["b"] == "ClusterAutoscalerProvider"
     assert data["differences"], "MostRequested packs pods differently from LeastRequested"
     for d in data["differences"]:
         assert d["a"]["node"] != d["b"]["node"]
-    same = json.loads(run("compare", "DefaultProvider", str(ROOT / "policies" / "default-provider.json"), "-o", "json").output)
+    same = json.loads(run("compare", "DefaultProvider", str(ROOT / "policies" / "default-provider.json"), "-o", "json").stdout)
     assert same["differences"] == []
 
 

@@ -87,7 +87,7 @@ def test_simulate_from_cluster_matches_the_manifests(api_server):
     live = CliRunner().invoke(main, ["simulate", "--from-cluster", "--kubeconfig", str(kubeconfig), "-o", "json"])
     assert live.exit_code == 0, live.output
     offline = CliRunner().invoke(main, ["simulate", "-o", "json"])
-    assert json.loads(live.output)["placements"] == json.loads(offline.output)["placements"]
+    assert json.loads(live.stdout)["placements"] == json.loads(offline.stdout)["placements"]
     # /version chooses the OpenAPI schema the objects are validated against; PriorityClasses,
     # PodDisruptionBudgets, CSINodes, Namespaces and the DRA objects are tried in each version the server might
     # serve (this one serves none: the pods' namespaces have no labels, and no pod has claims).
@@ -110,3 +110,16 @@ def test_unreachable_api_server_is_a_one_line_error(tmp_path):
     assert result.exit_code == 2
     assert result.output.startswith("error: listing Nodes from http://127.0.0.1:9:")
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [["simulate"], ["explain", "default/analytics-inmem"],
+                                     ["compare", "DefaultProvider", "ClusterAutoscalerProvider"]])
+def test_kubeconfig_alone_reads_the_live_cluster(api_server, command):
+    """``--kubeconfig`` implies ``--from-cluster``, as kubectl reads it; a live cluster is not announced."""
+    kubeconfig, requests = api_server
+    implied = CliRunner().invoke(main, [*command, "--kubeconfig", str(kubeconfig), "-o", "json"])
+    assert implied.exit_code == 0, implied.output
+    assert "/api/v1/nodes" in requests
+    explicit = CliRunner().invoke(main, [*command, "--from-cluster", "--kubeconfig", str(kubeconfig), "-o", "json"])
+    assert implied.stdout == explicit.stdout
+    assert not any(line.startswith("cluster:") for line in implied.stderr.splitlines()), implied.stderr

@@ -20,7 +20,7 @@ WAITING_FOR_CLAIM = '0/4 nodes are available: could not find ResourceClaim "shop
 def simulate(*args: str) -> dict[str, Any]:
     result = CliRunner().invoke(main, ["simulate", "--cluster", str(modern_cluster_path()), "-o", "json", *args])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.stdout)
 
 
 def placements(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -80,7 +80,7 @@ def test_compare_shows_what_the_cluster_rules_change():
     result = CliRunner().invoke(main, ["compare", "DefaultProvider", "DefaultProvider", "--cluster",
                                        str(modern_cluster_path()), "--rules-b", "1.9", "-o", "json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert "[cluster rules]" in json.dumps(data) and "[1.9 rules]" in json.dumps(data)
     differing = {d["pod"] for d in data["differences"]}
     assert {"shop/db-0", "shop/gpu-inference", "shop/release-gate"} <= differing

@@ -59,7 +59,7 @@ def write_cluster(tmp_path) -> str:
 
 def cli(*args: str) -> str:
     result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return result.output
+    return result.stdout
 
 
 def test_simulate_shows_where_claims_are_bound_or_provisioned(tmp_path):

@@ -42,7 +42,7 @@ def _bad_files(example_results):
     wrong_type["placements"][3]["node"] = 5
     missing = {k: v for k, v in example_results["capacity"].items() if k != "replicas"}
     return {
-        "garbage.json": ("{not json", "not JSON (or YAML): Expecting property name enclosed in double quotes at line 1 column 2"),
+        "garbage.json": ("{not json", "garbage.json: invalid JSON: Expecting property name enclosed in double quotes at line 1, column 2"),
         "empty.json": ("", "empty file"),
         "list.json": ("[1, 2]", "not a policy-scheduler result: expected a JSON object, got an array"),
         "policy.json": (json.dumps({"kind": "Policy", "apiVersion": "v1"}),
@@ -51,7 +51,10 @@ def _bad_files(example_results):
         "other.json": (json.dumps({"hello": "world"}), 'not a policy-scheduler result: no "kind" field'),
         "wrong-type.json": (json.dumps(wrong_type), "not a valid simulate -o json result: placements[3].node: 5 is not of type"),
         "missing.json": (json.dumps(missing), "not a valid capacity -o json result: (top level): 'replicas' is a required property"),
-        "text.txt": ("just some words", "not JSON (or YAML)"),
+        "text.txt": ("just some words", "text.txt: not a policy-scheduler result: expected a mapping, got \"just some words\""),
+        "bad.yaml": ("kind: SimulateResult\nplacements:\n- pod: a\n  node: b\n node: c\n",
+                     "bad.yaml: invalid YAML: bad indentation at line 5, column 2 (in the mapping that starts at "
+                     "line 1, column 1)"),
     }
 
 

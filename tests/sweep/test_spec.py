@@ -106,15 +106,26 @@ def _files(tmp_path: Path) -> None:
 
 
 ERRORS = {
-    "yaml": ("snapshots: [", "sweep.yaml: invalid YAML: "),
+    "yaml": ("snapshots: [", "sweep.yaml: invalid YAML: unexpected end of the file at line 2, column 1"),
+    "yaml-indentation": ("snapshots:\n  - a\nalgorithms:\n  - provider: DefaultProvider\n   label: x\n",
+                         "sweep.yaml: invalid YAML: bad indentation at line 5, column 4 (in the list that starts at "
+                         "line 4, column 3)"),
     "not-a-mapping": ("- a\n- b\n", "sweep.yaml: expected a mapping with snapshots, algorithms and scenarios, got list"),
     "empty": ("", "sweep.yaml: expected a mapping with snapshots, algorithms and scenarios, got nothing"),
     "missing-section": (_set("scenarios", KeyError), "sweep.yaml: (top level): 'scenarios' is a required property"),
     "unknown-key": (_set("snapshot", []), "sweep.yaml: (top level): Additional properties are not allowed ('snapshot' was unexpected)"),
     "scenario-kind": (_set("scenarios", ["asis"]),
-                      'sweep.yaml: scenarios[0]: expected "as-is" or an object with one of the keys as-is, scale, drain, '
-                      "add-nodes, capacity (and optionally name)"),
-    "scenario-unknown": (_set("scenarios", [{"explode": {}}]), 'sweep.yaml: scenarios[0]: expected "as-is" or an object'),
+                      'sweep.yaml: scenarios[0]: unknown scenario "asis"; did you mean "as-is"? (valid: add-nodes, '
+                      "as-is, capacity, drain, scale)"),
+    "scenario-typo": (_set("scenarios", [{"name": "bigger", "scal": {"factor": 2}}]),
+                      'sweep.yaml: scenarios[0]: unknown scenario "scal"; did you mean "scale"? (valid: add-nodes, '
+                      "as-is, capacity, drain, scale)"),
+    "scenario-unknown": (_set("scenarios", [{"explode": {}}]),
+                         'sweep.yaml: scenarios[0]: unknown scenario "explode" (valid: add-nodes, as-is, capacity, '
+                         "drain, scale)"),
+    "scenario-two-kinds": (_set("scenarios", [{"scale": {"factor": 2}, "drain": {"zone": "a"}}]),
+                           'sweep.yaml: scenarios[0]: expected "as-is" or an object with one of the keys as-is, scale, '
+                           "drain, add-nodes, capacity (and optionally name)"),
     "scale-factor": (_set("scenarios", [{"scale": {"factor": 0}}]),
                      "sweep.yaml: scenarios[0].scale.factor: 0 is less than or equal to the minimum of 0"),
     "scale-typo": (_set("scenarios", [{"scale": {"factr": 2}}]), "sweep.yaml: scenarios[0].scale: Additional properties are not allowed ('factr' was unexpected)"),
@@ -134,6 +145,10 @@ ERRORS = {
     "scenario-twice": (_set("scenarios", ["as-is", {"as-is": {}}]),
                        "sweep.yaml: scenarios[1]: scenario 'as-is' is already listed as scenarios[0]; give one a name"),
     "algorithm-neither": (_set("algorithms", [{"label": "x"}]), "sweep.yaml: algorithms[0]: missing provider or policy"),
+    "provider-typo": (_set("algorithms", [{"provider": "DefaultProvidr"}]),
+                      'sweep.yaml: algorithms[0]: couldn\'t create scheduler using provider "DefaultProvidr": plugin '
+                      '"DefaultProvidr" has not been registered; did you mean "DefaultProvider"? (valid: '
+                      'ClusterAutoscalerProvider, DefaultProvider)'),
     "algorithm-both": (_set("algorithms", [{"provider": "DefaultProvider", "policy": "p.json"}]),
                        "sweep.yaml: algorithms[0]: give one of provider and policy, not both"),
     "algorithm-rules": (_set("algorithms", [{"provider": "DefaultProvider", "rules": "1.10"}]),

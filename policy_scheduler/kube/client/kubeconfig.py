@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import threading
 
+import yaml
 from kubernetes import client, config
+from kubernetes.config import kube_config
 from kubernetes.config.config_exception import ConfigException
 
 from ...errors import UserError
+from ...syntax import syntax_problem, yaml_problem
 
 # The client writes a kubeconfig's inline certificates to temporary files it caches by content, and records a
 # file's name before writing it: a second thread loading the same kubeconfig meanwhile gets an empty file (seen in
@@ -37,11 +40,28 @@ def api_client(
     except (ConfigException, OSError) as e:
         if not master:
             raise UserError(f"cannot load a Kubernetes client configuration: {e}") from None
+    except yaml.YAMLError as e:  # the client parses the file itself; say what is wrong with it, on one line
+        raise UserError(kubeconfig_syntax_problem(kubeconfig, e)) from None
     if master:
         configuration.host = master
     if pool_size:
         configuration.connection_pool_maxsize = pool_size
     return client.ApiClient(configuration)
+
+
+def kubeconfig_syntax_problem(kubeconfig: str | None, error: yaml.YAMLError) -> str:
+    """``<file>: invalid YAML: ...`` for the kubeconfig file (of ``$KUBECONFIG``'s list, the first) that does not
+    parse, in its format (:mod:`policy_scheduler.syntax`)."""
+    paths = [kubeconfig] if kubeconfig else kube_config.KUBE_CONFIG_DEFAULT_LOCATION.split(os.pathsep)
+    for path in (os.path.expanduser(p) for p in paths if p):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                problem = syntax_problem(handle.read(), path)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if problem:
+            return f"{path}: {problem}"
+    return f"{kubeconfig or kube_config.KUBE_CONFIG_DEFAULT_LOCATION}: invalid YAML: {yaml_problem(error)}"
 
 
 def _in_cluster() -> bool:

@@ -41,6 +41,7 @@ import yaml
 
 from policy_scheduler.errors import UserError
 from policy_scheduler.registry import DEFAULT_PROVIDER
+from policy_scheduler.syntax import syntax_problem, yaml_problem
 
 from .gosyntax import (
     format_go_duration,
@@ -294,11 +295,9 @@ def _parse_document(text: str, source: str) -> Any:
         pass
     try:
         return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        detail = str(getattr(exc, "problem", None) or exc).strip().splitlines()[0]
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise ConfigFileError(f"{source}: invalid YAML: {detail}{where}") from None
+    except yaml.YAMLError as exc:  # said in the format the file is in (policy_scheduler.syntax)
+        problem = syntax_problem(text, source) or f"invalid YAML: {yaml_problem(exc, text)}"
+        raise ConfigFileError(f"{source}: {problem}") from None
 
 
 def load_config_file(path: str) -> SchedulerConfiguration:

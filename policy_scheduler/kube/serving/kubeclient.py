@@ -16,6 +16,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from ... import __version__
 from ...errors import UserError
+from ..client.kubeconfig import kubeconfig_syntax_problem
 
 POOL_SIZE = 8
 SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
@@ -37,6 +38,8 @@ def delegated_client(kubeconfig: str, flag: str, purpose: str) -> client.ApiClie
         raise
     except (ConfigException, OSError, ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
         where = f"--{flag} {kubeconfig}" if kubeconfig else "the in-cluster configuration"
+        if isinstance(exc, yaml.YAMLError):
+            raise UserError(f"--{flag} {kubeconfig_syntax_problem(kubeconfig, exc)}") from None
         raise UserError(f"{where}: cannot load a client configuration: {exc}") from None
     configuration.connection_pool_maxsize = POOL_SIZE
     configuration.retries = False  # one attempt: a review that cannot be made fails closed at once
