@@ -135,8 +135,8 @@ def test_watch_cuts_during_a_burst_lose_no_pod(proxy, cluster, spawn):
     wait_until(lambda: len(cluster.bound()) == len(names), 60, what="all 30 pods bound")
     assert_each_bound_once(proxy, cluster, names)
     log = daemon.log()
-    assert len(re.findall(r"pods: /api/v1/pods failed: watch stream broken: .*; retrying in", log)) >= 3
-    assert re.search(r"nodes: /api/v1/nodes failed: watch stream broken: .*; retrying in", log)
+    assert len(re.findall(r"pods: watch of /api/v1/pods failed: watch stream broken: .*; retrying in", log)) >= 3
+    assert re.search(r"nodes: watch of /api/v1/nodes failed: watch stream broken: .*; retrying in", log)
     # Each reconnect resumed the watch from the last resourceVersion seen: no re-list was needed.
     assert pod_lists(proxy) == [200]
     finished_cleanly(daemon)
