@@ -4,10 +4,10 @@ One :class:`Reflector` thread per resource keeps a store of the raw objects (pla
 server sent them) and turns what it sees into ``on_add`` / ``on_update`` / ``on_delete`` calls on its
 handler. A watch that ends is resumed from the last resourceVersion; a watch or list answered
 ``410 Gone`` re-lists and reconciles the store (objects that vanished meanwhile are deleted); any
-other failure (stream cut, API server down, read timeout on a dead connection) is retried with
-exponential back-off (0.8 s doubling to 5 s), and at once when the API server comes back from an outage
-(:mod:`.reachability`), not at the next step of a back-off chosen while it was down. Handlers never see
-HTTP.
+other failure (stream cut, API server down, read timeout on a dead connection) is logged with the time of
+the next attempt and retried after client-go's back-off (:mod:`.backoff`: 0.8 s doubling to 30 s, jittered, reset
+after 2 quiet minutes), and at once when the API server comes back from an outage (:mod:`.reachability`), not at
+the next step of a back-off chosen while it was down. Handlers never see HTTP.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .backoff import CAP as BACKOFF_MAX
+from .backoff import INITIAL as BACKOFF_INITIAL
+from .backoff import Backoff
 from .reachability import Reachability
 from .rest import ApiError, RestClient
 
@@ -29,8 +32,6 @@ log = logging.getLogger(__name__)
 # sends nothing for longer than the read timeout is dead and is dropped.
 WATCH_TIMEOUT_RANGE = (240, 300)
 READ_TIMEOUT_MARGIN = 30.0
-BACKOFF_INITIAL = 0.8
-BACKOFF_MAX = 5.0
 
 
 class EventHandler(Protocol):
@@ -173,6 +174,8 @@ class Reflector:
         self.resource_version = ""
         self.synced = threading.Event()
         self.lists = 0  # how many times the reflector listed (1 + re-lists)
+        #: The last failure of a list or watch ("list of /api/v1/pods failed: ..."), until the next one opens.
+        self.last_error: str | None = None
         self._stop = threading.Event()
         self._stream: Any = None
         self._thread: threading.Thread | None = None
@@ -183,24 +186,26 @@ class Reflector:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop, and wait up to ``timeout`` seconds for the thread (a list in flight ends with its request)."""
         self._stop.set()
         stream = self._stream
         if stream is not None:
             stream.close()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=timeout)
 
     def run(self) -> None:
-        delay = self.backoff[0]
+        backoff = Backoff(*self.backoff)
         need_list = True
         while not self._stop.is_set():
+            step = "list" if need_list else "watch"
             try:
                 if need_list:
                     self._list()
                     need_list = False
-                if self._watch():  # a watch that delivered events proves the connection good again
-                    delay = self.backoff[0]
+                step = "watch"
+                self._watch()
             except ApiError as e:
                 if self._stop.is_set():
                     break
@@ -209,15 +214,14 @@ class Reflector:
                              self.name, self.path, self.resource_version, e.message)
                     need_list = True
                     continue
-                log.warning("%s: %s failed: %s; retrying in %.1fs, or once the API server is back", self.name,
-                            self.path, e, delay)
-                self._wait(delay * (1 + random.random() * 0.2))
-                delay = min(delay * 2, self.backoff[1])
+                delay = backoff.next()
+                self.last_error = f"{step} of {self.path} failed: {e}"
+                log.warning("%s: %s; retrying in %.1fs", self.name, self.last_error, delay)
+                self._wait(delay)
             except Exception:  # a handler bug must not kill the informer silently
                 log.exception("%s: event handling failed; re-listing", self.name)
                 need_list = True
-                self._stop.wait(delay)
-                delay = min(delay * 2, self.backoff[1])
+                self._stop.wait(backoff.next())
 
     def _wait(self, delay: float) -> None:
         """The back-off before a retry, cut short when the API server returns from an outage."""
@@ -234,6 +238,7 @@ class Reflector:
         for obj in items:
             share_values(trim(obj))
         self.lists += 1
+        self.last_error = None
         self.replace(items, (data.get("metadata") or {}).get("resourceVersion") or "",
                      synced_from=self.synced_from if not self.synced.is_set() else None)
         self.synced.set()
@@ -271,6 +276,7 @@ class Reflector:
         }
         stream = self.rest.watch(self.path, query, self.read_timeout)
         self._stream = stream
+        self.last_error = None
         delivered = False
         try:
             for event in stream:

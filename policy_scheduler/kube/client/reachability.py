@@ -5,11 +5,13 @@ request itself (:attr:`~.rest.ApiError.unavailable`: no reply, a connection refu
 502, 503, 504) to :meth:`suspect`. A
 suspicion starts the prober: a cheap ``GET /readyz`` (``/healthz`` on servers before 1.16) every
 ``probe_interval`` seconds. The first failed probe marks the server unreachable (one warning, the gauge
-``scheduler_api_server_reachable`` at 0); the first good probe marks it reachable again (one info line
-with the outage's length, the gauge at 1) and wakes everyone waiting for it at once: the informers
-reconnect, the scheduling loop resumes and the binds whose outcome was unknown are settled, within a
-probe interval of the server's readiness rather than at the next step of a back-off chosen while it was
-down.
+``scheduler_api_server_reachable`` at 0, :attr:`Reachability.detail` saying why for ``/readyz``); the first
+good probe marks it reachable again (one info line with the outage's length, the gauge at 1) and wakes
+everyone waiting for it at once: the informers reconnect, the scheduling loop resumes and the binds whose
+outcome was unknown are settled, within a probe interval of the server's readiness rather than at the next
+step of a back-off chosen while it was down. Meanwhile the informers keep retrying at their own back-off,
+each failure logged (:meth:`Reachability.wait_retry` never waits for the server's return alone: a server that
+never answers would leave the log silent).
 
 :meth:`clock` is monotonic time minus the time the server was known to be unreachable: the scheduler
 cache's assumed-pod expiry runs on it, so an assumption does not expire because the watch that would
@@ -56,6 +58,7 @@ class Reachability:
         self._recoveries = 0
         self._stopped = False
         self._readiness_path: str | None = None
+        self._detail = ""  # why the last probe failed
         self._thread: threading.Thread | None = None
 
     # -- what the clients report ------------------------------------------------------------------
@@ -75,6 +78,11 @@ class Reachability:
     @property
     def reachable(self) -> bool:
         return self._down_since is None
+
+    @property
+    def detail(self) -> str:
+        """Why the server is unreachable (the last failed probe), "" while it is reachable."""
+        return self._detail if not self.reachable else ""
 
     @property
     def recoveries(self) -> int:
@@ -98,26 +106,24 @@ class Reachability:
             return self.reachable or self._stopped
 
     def wait_retry(self, delay: float, stop: threading.Event) -> None:
-        """Wait before retrying a failed request: while the server is unreachable, until it is back; else
-        ``delay`` seconds, cut short if the server comes back from an outage meanwhile."""
+        """Wait ``delay`` seconds before retrying a failed request, cut short if the server comes back from an
+        outage meanwhile (or ``stop`` is set, or this tracker is stopped)."""
         deadline = self._monotonic() + delay
         with self._cond:
             start = self._recoveries
-            while not stop.is_set() and self._recoveries == start:
+            while not stop.is_set() and not self._stopped and self._recoveries == start:
                 left = deadline - self._monotonic()
-                if self._stopped or (self.reachable and not self._suspected):
-                    if left <= 0:
-                        return
-                    self._cond.wait(min(left, 0.2))
-                else:
-                    self._cond.wait(0.2)
+                if left <= 0:
+                    return
+                self._cond.wait(min(left, 0.2))  # 0.2: notice ``stop``
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop probing; wait up to ``timeout`` seconds for a probe in flight."""
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
         if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=2)
+            self._thread.join(timeout=timeout)
 
     # -- the prober ---------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -129,6 +135,8 @@ class Reachability:
                     return
             ok, detail = self._probe()
             with self._cond:
+                if not ok:
+                    self._detail = detail
                 if ok:
                     self._suspected = False
                     if not self.reachable:
@@ -161,6 +169,7 @@ class Reachability:
             self.metrics.api_server_reachable.set(0)
             self.metrics.api_server_outages.inc()
         self._down_since = self._monotonic()
+        self._detail = detail
         log.warning("API server %s unreachable (%s): scheduling paused, binds with unknown outcome kept assumed",
                     self.rest.host, detail)
 

@@ -398,6 +398,8 @@ class LeaderElector:
         # One request may take at most this long (client-go's NewFromKubeconfig: max(1s, renewDeadline/2)),
         # so that a single hung request cannot cost the lease.
         self.request_timeout = max(1.0, config.renew_deadline / 2)
+        #: When set (monotonic seconds), the release on stop must be done by then: the daemon's shutdown bound.
+        self.release_by: float | None = None
         self._mutex = threading.Lock()
         self._observed: LeaderElectionRecord | None = None
         self._observed_time = 0.0
@@ -563,8 +565,11 @@ class LeaderElector:
             renew_time=now,
             leader_transitions=observed.leader_transitions,
         )
+        timeout = self.request_timeout
+        if self.release_by is not None:
+            timeout = min(timeout, max(0.05, self.release_by - time.monotonic()))
         try:
-            stored = self.lock.update(record, timeout=self.request_timeout)
+            stored = self.lock.update(record, timeout=timeout)
         except (ApiError, LockError) as e:
             log.error("failed to release lock %s: %s", self.lock.describe(), e)
             return

@@ -3,9 +3,14 @@
 Start-up follows kube-scheduler 1.9 (``scheduler_loop.md`` §1): build the algorithm from its source
 (a policy that cannot be loaded stops the start before anything is watched), the leader-election lock,
 the HTTP endpoint, then the informers; scheduling starts once they are synced and, with leader
-election, only while this process leads. SIGTERM / SIGINT stop popping, let in-flight binds finish
-(bounded), release the lock and exit 0; a leader that cannot renew stops scheduling at once and
-exits 1.
+election, only while this process leads. SIGTERM / SIGINT (:mod:`.signals`) at any moment stop popping at
+once, let the binds on the wire finish (binds not yet sent are not sent), release the lock and exit 0, all
+within :data:`~.signals.EXIT_WITHIN` seconds of the signal; a leader that cannot renew stops scheduling at once
+and exits 1.
+
+An API server that cannot be reached or fails is retried with client-go's back-off (:mod:`..client.backoff`),
+each failed attempt logged with its error and the next retry (discovery at start-up, then each informer's list
+and watch), and ``/readyz`` and ``/healthz`` say why the informers have not synced.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from ...queue import (
 )
 from ...queue.three_queue import UNSCHEDULABLE_Q_TIME_INTERVAL
 from ...runtime import freeze_long_lived
+from ..client.backoff import Backoff
 from ..client.informer import Reflector, Resource, served_resources
 from ..client.kubeconfig import api_client
 from ..client.policy_configmap import get_policy_configmap
@@ -49,7 +55,7 @@ from ..config.options import SchedulerConfiguration
 from ..config.serving_options import ServingOptions
 from ..metrics import SchedulerMetrics
 from ..serving import Endpoints, HealthChecks
-from . import leaderelection
+from . import leaderelection, signals
 from .binder import Binder
 from .claimbinding import ClaimBinder
 from .eventhandlers import DraHandler, ListerHandler, NodeHandler, PodHandler, claims_pre_enqueue
@@ -63,7 +69,12 @@ log = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_ERROR = 1
-SHUTDOWN_BIND_GRACE = 10.0
+# The shutdown's bounds, in seconds after the signal (after the shutdown's start when no signal caused it): binds on
+# the wire (and preemptions) finish by the first, the lock is released by the second, the rest is stopped by the
+# third; the signals thread ends a process still alive at signals.HARD_EXIT, within signals.EXIT_WITHIN.
+SHUTDOWN_BIND_GRACE = 1.3
+SHUTDOWN_RELEASE_BY = 1.55
+SHUTDOWN_DONE_BY = 1.7
 
 RESOURCES = (
     Resource("Node", "nodes", ("v1",), namespaced=False),
@@ -107,7 +118,8 @@ def unassigned(raw: dict[str, Any]) -> bool:
 class Daemon:
     def __init__(self, config: SchedulerConfiguration, feature_gates: FeatureGates, *,
                  bind_workers: int = BIND_WORKERS, volume_bind_timeout: float = DEFAULT_BIND_TIMEOUT,
-                 max_unschedulable: float = UNSCHEDULABLE_Q_TIME_INTERVAL, serving: ServingOptions | None = None) -> None:
+                 max_unschedulable: float = UNSCHEDULABLE_Q_TIME_INTERVAL, serving: ServingOptions | None = None,
+                 stop_event: threading.Event | None = None) -> None:
         self.config = config
         self.serving = serving  # None: no HTTPS (only the insecure port the configuration asks for)
         self.feature_gates = feature_gates
@@ -124,8 +136,10 @@ class Daemon:
         # Upstream's queue reads the namespace lister for a waiting pod's namespaceSelector.
         self.queue.namespace_labels = self.cache.cluster.namespace_labels
         self.bind_workers = bind_workers
-        self.stop_event = threading.Event()
+        # Set by SIGTERM / SIGINT (``run`` passes signals.STOP), a fatal error, or the shutdown itself.
+        self.stop_event = stop_event if stop_event is not None else threading.Event()
         self.reflectors: list[Reflector] = []
+        self._discovery_error: str | None = None
         self._algorithm: GenericScheduler | None = None
         self._policy_text: str | None = None
         self._leading = threading.Event()
@@ -214,7 +228,7 @@ class Daemon:
             cache=self.cache, queue=self.queue, algorithm=self.algorithm, binder=Binder(self.rest),
             recorder=self.recorder, conditions=self.conditions, requeuer=self.requeuer, metrics=self.metrics,
             bind_workers=self.bind_workers, preemptor=self.preemptor, volumes=self.volume_binding,
-            reachability=self.reachability, claims=self.claim_binder,
+            reachability=self.reachability, claims=self.claim_binder, stopping=self.stop_event,
         )
 
     def _clients(self) -> tuple[RestClient, ...]:
@@ -256,6 +270,8 @@ class Daemon:
     # -- informers -------------------------------------------------------------------------------
     def _start_informers(self) -> None:
         served = self._discover()
+        if served is None:  # stopped before the server answered: nothing to watch, nothing to warn about
+            return
         self._read_kubernetes_line()
         name = self.config.scheduler_name
         # Pods wait for their claims (PreEnqueue) only where the claims are watched: elsewhere (a server without
@@ -333,18 +349,23 @@ class Daemon:
             self.cache.cluster.kubernetes_line = line
         log.info("Kubernetes line of %s: %d.%d", self.rest.host, *self.cache.cluster.kubernetes_line)
 
-    def _discover(self) -> set[tuple[str, str]]:
-        """The (group version, resource) pairs the server serves among those the informers may watch."""
+    def _discover(self) -> set[tuple[str, str]] | None:
+        """The (group version, resource) pairs the server serves among those the informers may watch; None when
+        stopped first. Each failure is logged with the next attempt, after client-go's back-off."""
         wanted = [gv for resource in (*self._resources(), PDB_RESOURCE) for gv in resource.group_versions]
-        delay = 0.5
+        backoff = Backoff()
         while not self.stop_event.is_set():
             try:
-                return served_resources(self.rest, wanted)
+                served = served_resources(self.rest, wanted)
             except ApiError as e:
-                log.warning("API discovery at %s failed: %s; retrying", self.rest.host, e)
+                delay = backoff.next()
+                self._discovery_error = str(e)
+                log.warning("API discovery at %s failed: %s; retrying in %.1fs", self.rest.host, e, delay)
                 self.reachability.wait_retry(delay, self.stop_event)
-                delay = min(delay * 2, 30.0)
-        return set()
+                continue
+            self._discovery_error = None
+            return served
+        return None
 
     def synced(self) -> bool:
         return bool(self.reflectors) and all(r.synced.is_set() for r in self.reflectors)
@@ -402,6 +423,10 @@ class Daemon:
 
     # -- leadership ------------------------------------------------------------------------------
     def _started_leading(self) -> None:
+        if self._loop_stop.is_set() or self.stop_event.is_set():
+            # The elector runs this in a thread of its own: the lease may have ended, or the shutdown begun, first.
+            log.info("started leading while shutting down: not scheduling")
+            return
         log.info("started leading: scheduling")
         self.metrics.leader.set(1)
         self._leading.set()
@@ -418,14 +443,17 @@ class Daemon:
         log.info("new leader elected: %s", identity)
 
     def _start_loop(self) -> None:
-        self._loop_stop.clear()
+        """The scheduling loop's thread, once per process (``_loop_stop`` is never cleared: a loop stopped, by the
+        lease's loss or the shutdown, stays stopped)."""
+        if self._loop_stop.is_set() or self.stop_event.is_set():
+            return
         self._loop_thread = threading.Thread(target=self._schedule_when_synced, name="scheduler", daemon=True)
         self._loop_thread.start()
 
     def _schedule_when_synced(self) -> None:
         for reflector in self.reflectors:
             while not reflector.synced.wait(0.05):
-                if self._loop_stop.is_set():
+                if self._loop_stop.is_set() or self.stop_event.is_set():
                     return
         freeze_long_lived()
         self.loop.run(self._loop_stop)
@@ -443,9 +471,28 @@ class Daemon:
 
     def healthz_checks(self) -> dict[str, Callable[[], str | None]]:
         return {
-            "informer-sync": lambda: None if self.synced() else "informers have not synced",
+            "informer-sync": self.not_synced_reason,
             "leader-election": lambda: "leadership lost" if self._lost.is_set() else None,
         }
+
+    def not_synced_reason(self) -> str | None:
+        """None once every informer has synced, else why not: the server unreachable, discovery or a list failing
+        (with the error), or which informers are still listing."""
+        if self.synced():
+            return None
+        reason = "informers have not synced"
+        if not self.reachability.reachable:
+            return f"{reason}: the API server at {self.rest.host} is unreachable: {self.reachability.detail}"
+        if self._discovery_error is not None:
+            return f"{reason}: API discovery at {self.rest.host} failed: {self._discovery_error}"
+        waiting = [r for r in self.reflectors if not r.synced.is_set()]
+        failing = [f"{r.name}: {r.last_error}" for r in waiting if r.last_error]
+        if failing:
+            more = f" (and {len(failing) - 3} more)" if len(failing) > 3 else ""
+            return f"{reason}: " + "; ".join(failing[:3]) + more
+        if waiting:
+            return f"{reason}: listing {', '.join(r.name for r in waiting)}"
+        return f"{reason}: discovering the API at {self.rest.host}"
 
     def health_checks(self) -> HealthChecks:
         """/healthz: 1.9's (synced, leadership not lost); /livez: leadership not lost; /readyz, as upstream:
@@ -459,6 +506,8 @@ class Daemon:
 
     # -- run -------------------------------------------------------------------------------------
     def run(self) -> int:
+        """Start everything, schedule until the stop event (or the lease's loss), shut down; the exit code. A
+        stop at any step skips the steps after it."""
         self.endpoints.start()
         for writer in (self.event_writer, self.condition_writer):
             writer.start()
@@ -469,53 +518,65 @@ class Daemon:
         if self.volume_binding is not None:
             self.volume_binding.start()
         self._start_informers()
-        housekeeping = threading.Thread(target=self._housekeeping, name="housekeeping", daemon=True)
-        housekeeping.start()
-        elector_result: list[bool] = []
         elector_stop = threading.Event()
         elector_thread = None
-        if self.elector is not None:
-            elector_thread = threading.Thread(target=lambda: elector_result.append(self.elector.run(elector_stop)),
-                                              name="leader-election", daemon=True)
-            elector_thread.start()
-        else:
-            self._start_loop()
+        if not self.stop_event.is_set():
+            threading.Thread(target=self._housekeeping, name="housekeeping", daemon=True).start()
+            if self.elector is not None:
+                elector_thread = threading.Thread(target=self.elector.run, args=(elector_stop,),
+                                                  name="leader-election", daemon=True)
+                elector_thread.start()
+            else:
+                self._start_loop()
         while not self.stop_event.is_set() and not self._lost.is_set():
             if elector_thread is not None and not elector_thread.is_alive():
                 break
             self.stop_event.wait(0.2)
-        code = self._shutdown(elector_stop, elector_thread)
-        self.endpoints.stop()
-        return code
+        return self._shutdown(elector_stop, elector_thread)
 
     def _shutdown(self, elector_stop: threading.Event, elector_thread: threading.Thread | None) -> int:
+        """Stop popping, let the binds on the wire finish, release the lock, stop the rest: each step within its
+        bound (SHUTDOWN_*), counted from the signal when one caused it."""
         lost = self._lost.is_set() or (elector_thread is not None and not elector_thread.is_alive())
-        log.info("shutting down: %s", "lost lease" if lost else self._fatal or "signal")
+        cause = signals.received() if self.stop_event is signals.STOP else None
         self._loop_stop.set()
+        self.loop.drain()
+        log.info("shutting down: %s", "lost lease" if lost else self._fatal or cause or "signal")
+        binds_by, release_by, done_by = (signals.deadline(s) if cause else time.monotonic() + s
+                                         for s in (SHUTDOWN_BIND_GRACE, SHUTDOWN_RELEASE_BY, SHUTDOWN_DONE_BY))
+
+        def left(deadline: float) -> float:
+            return max(0.0, deadline - time.monotonic())
+
         if self._loop_thread is not None:
-            self._loop_thread.join(timeout=SHUTDOWN_BIND_GRACE)
+            self._loop_thread.join(timeout=left(binds_by))
         started = time.monotonic()
-        if not self.loop.wait_for_binds(SHUTDOWN_BIND_GRACE):
-            log.warning("in-flight binds did not finish within %.0fs", SHUTDOWN_BIND_GRACE)
+        if not self.loop.wait_for_binds(left(binds_by)):
+            log.warning("in-flight binds did not finish within the shutdown's bound")
         log.info("in-flight binds settled in %.2fs", time.monotonic() - started)
-        if self.preemptor is not None and not self.preemptor.wait(SHUTDOWN_BIND_GRACE):
-            log.warning("in-flight preemptions did not finish within %.0fs", SHUTDOWN_BIND_GRACE)
+        if self.loop.abandoned:
+            log.info("%d decided pod(s) not sent for binding: left pending for the next scheduler", self.loop.abandoned)
+        if self.preemptor is not None and not self.preemptor.wait(left(binds_by)):
+            log.warning("in-flight preemptions did not finish within the shutdown's bound")
+        if self.elector is not None:
+            self.elector.release_by = release_by
         elector_stop.set()
         if elector_thread is not None:
-            elector_thread.join(timeout=10)
+            elector_thread.join(timeout=left(release_by))
         self.stop_event.set()
-        if self.volume_binding is not None:
-            self.volume_binding.stop()
-        self.requeuer.stop()
         self.queue.close()
-        for reflector in self.reflectors:
-            reflector.stop()
+        for reflector in self.reflectors:  # every stop first: none waits for another
+            reflector.stop(timeout=0)
+        if self.volume_binding is not None:
+            self.volume_binding.stop(timeout=left(done_by))
+        self.requeuer.stop(timeout=left(done_by))
         for writer in (self.event_writer, self.condition_writer):
-            writer.stop(timeout=3.0)
+            writer.stop(timeout=left(done_by))
         self.loop.shutdown()
         if self.preemptor is not None:
             self.preemptor.shutdown()
-        self.reachability.stop()
+        self.reachability.stop(timeout=left(done_by))
+        self.endpoints.stop(grace=left(done_by))
         for client in self._clients():
             client.close()
         if lost:

@@ -71,8 +71,9 @@ class Requeuer:
             except Exception:  # one pod's bad copy must not end every later re-queue
                 log.exception("re-queueing pod %s failed", key)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 2.0) -> None:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
-        self._thread.join(timeout=2)
+        if self._thread.is_alive():
+            self._thread.join(timeout=timeout)

@@ -17,6 +17,10 @@ assumed with it (upstream's Reserve); the bind worker writes the PV pre-bindings
 annotations and the pod waits (:mod:`.volumebinding`, off the bind pool) until every claim is bound,
 then is bound itself; a failure or the timeout undoes both assumptions and re-queues the pod.
 
+Shutting down (:meth:`SchedulingLoop.drain`, the daemon's stop event ``stopping``): no pod popped after the stop
+is decided, no decision is re-queued, binds not yet sent are not sent (the pod is left for the next scheduler, as
+if this one had died before), and the binds on the wire finish within the daemon's bound.
+
 A pod whose ResourceClaims the cycle reserved (``Decision.claims``) has them written before its Binding
 (:mod:`.claimbinding`: upstream's DynamicResources PreBind), after its volumes; on 1.35+ it is first nominated to
 its node, as upstream does before any PreBind. If writing a claim fails, or the Binding does, the pod is taken
@@ -84,8 +88,12 @@ class SchedulingLoop:
         volumes: VolumeBindingManager | None = None,
         reachability: Reachability | None = None,
         claims: ClaimBinder | None = None,
+        stopping: threading.Event | None = None,
     ) -> None:
         self.cache = cache
+        # The process is shutting down (the daemon's stop event): checked with each loop's own stop, so that no
+        # pod is decided after it is set, even before the daemon has told the loop to stop.
+        self.stopping = stopping or threading.Event()
         self.reachability = reachability
         self.volumes = volumes
         self.queue = queue
@@ -103,6 +111,8 @@ class SchedulingLoop:
         self._pending_binds = 0
         self._binds_done = threading.Condition()
         self._closing = threading.Event()  # shutdown: binds still settling give up
+        self._draining = threading.Event()  # shutdown: binds not yet sent are not sent
+        self.abandoned = 0  # binds not sent because of the shutdown
         self.claims = claims
         if claims is not None:
             claims.closing = self._closing
@@ -115,18 +125,22 @@ class SchedulingLoop:
 
     # -- the loop --------------------------------------------------------------------------------
     def run(self, stop: threading.Event) -> None:
-        while not stop.is_set():
+        while not self._halted(stop):
             if self.reachability is not None and not self.reachability.reachable:
                 # Nothing decided now could be bound: pause (the reachability tracker logs it once).
                 self.reachability.wait_reachable(stop)
                 continue
             self.schedule_one(timeout=0.2, stop=stop)
 
+    def _halted(self, stop: threading.Event | None) -> bool:
+        """Whether this loop may decide no more: its ``stop`` (leadership lost, or shutting down) or the process's."""
+        return (stop is not None and stop.is_set()) or self.stopping.is_set()
+
     def schedule_one(self, timeout: float | None = None, stop: threading.Event | None = None) -> None:
         pod = self.queue.pop(timeout)
         if pod is None:
             return
-        if stop is not None and stop.is_set():
+        if self._halted(stop):
             # Told to stop (leadership lost, or shutting down) while pop waited: decide nothing more.
             self.queue.add_unschedulable_if_not_present(pod, False)
             return
@@ -147,7 +161,7 @@ class SchedulingLoop:
         log.debug("Attempting to schedule pod: %s", pod.ref)
         start = time.monotonic_ns()
         with self.cache.lock:
-            decision = self.cycle.decide(pod, proceed=lambda: stop is None or not stop.is_set())
+            decision = self.cycle.decide(pod, proceed=lambda: not self._halted(stop))
             self.metrics.scheduling_algorithm_latency.observe(microseconds(start, decision.decided_ns))
             if decision.abandoned:
                 # Stopped during the decision: bind nothing, leave the pod to whoever schedules next.
@@ -184,8 +198,9 @@ class SchedulingLoop:
 
     def _error(self, pod: Pod, event: str, reason: str, message: str | None, *, unschedulable: bool,
                requeue: bool = True) -> None:
-        """The error handler, the FailedScheduling event and the PodScheduled=False condition."""
-        if requeue:
+        """The error handler, the FailedScheduling event and the PodScheduled=False condition. Shutting down, the pod
+        is not re-queued: nothing would pop it, and the next scheduler finds it pending."""
+        if requeue and not self._draining.is_set() and not self.stopping.is_set():
             self.requeuer.requeue(pod, unschedulable)
         self.recorder.pod_event(pod, WARNING, "FailedScheduling", event)
         self.conditions.update(pod, "False", reason, message)
@@ -194,6 +209,8 @@ class SchedulingLoop:
     def _bind(self, assumed: Pod, host: str, start: int, binder: Binder | ExtenderBinder | None = None,
               volumes: PodVolumes | None = None, claims: PodClaims | None = None) -> None:
         try:
+            if self._abandon(assumed):
+                return
             if volumes is not None:
                 self._bind_volumes(assumed, host, start, binder, volumes, claims)
             else:
@@ -299,7 +316,9 @@ class SchedulingLoop:
                   claims: PodClaims | None = None, volumes: PodVolumes | None = None) -> None:
         try:
             if self.reachability is not None:  # decided before the outage was known: hold it until it ends
-                self.reachability.wait_reachable(self._closing)
+                self.reachability.wait_reachable(self._draining)
+            if self._abandon(assumed):
+                return
             prebound = None
             if claims is not None and claims.reservations and self.claims is not None:
                 prebound = self._pre_bind_claims(assumed, host, claims, volumes)
@@ -374,6 +393,20 @@ class SchedulingLoop:
             self.cache.forget_pod(assumed)
         except CacheError as e:
             log.error("scheduler cache ForgetPod failed: %s", e)
+
+    def _abandon(self, assumed: Pod) -> bool:
+        """Shutting down, a Binding not yet sent is not sent: whether this one is dropped (the pod stays pending on
+        the server, its assumption dies with the process; volumes already written stay, as after a crash)."""
+        if not self._draining.is_set():
+            return False
+        with self._binds_done:
+            self.abandoned += 1
+        log.debug("shutting down: not binding pod %s", assumed.ref)
+        return True
+
+    def drain(self) -> None:
+        """Shutting down: binds not yet sent are dropped from now on; those on the wire go on (:meth:`wait_for_binds`)."""
+        self._draining.set()
 
     def wait_for_binds(self, timeout: float) -> bool:
         """Block until no bind is in flight (or ``timeout``); True if all finished."""

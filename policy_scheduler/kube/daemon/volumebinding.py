@@ -58,7 +58,8 @@ class VolumeBindingManager:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop waiting (the pods waiting are abandoned); wait up to ``timeout`` seconds for the waiter thread."""
         with self._cond:
             self._stopped = True
             abandoned = len(self._waiting)
@@ -67,7 +68,7 @@ class VolumeBindingManager:
         if abandoned:
             log.info("stopped waiting for the volumes of %d pod(s); their claims keep what was written", abandoned)
         if self._thread.is_alive():
-            self._thread.join(timeout=2)
+            self._thread.join(timeout=timeout)
 
     def notify(self) -> None:
         """A PV or claim changed: re-check the waiting pods now."""

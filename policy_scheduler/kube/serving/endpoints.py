@@ -162,8 +162,12 @@ class Endpoints:
         for server in self.servers:
             server.start()
 
-    def stop(self) -> None:
+    def stop(self, grace: float | None = None) -> None:
+        """Stop the listeners; requests in flight get ``grace`` seconds (the server's default when None)."""
         for server in self.servers:
-            server.stop()
+            if grace is None:
+                server.stop()
+            else:
+                server.stop(grace)
         if self.client_ca is not None:
             self.client_ca.stop()

@@ -121,8 +121,8 @@ class SchedulerServer:
             self._stopping.wait(0.01)
         return self.bound_port
 
-    def stop(self) -> None:
-        """Stop serving and join the server thread; in-flight requests get a short grace period."""
+    def stop(self, grace: float = _STOP_GRACE) -> None:
+        """Stop serving and join the server thread; in-flight requests get ``grace`` seconds."""
         with self._lock:
             self._stopping.set()
             httpd = self._httpd
@@ -132,7 +132,7 @@ class SchedulerServer:
             self._thread.join()
         if httpd is not None:
             httpd.server_close()
-            httpd.join_requests(_STOP_GRACE)
+            httpd.join_requests(grace)
             self._httpd = None
 
     def _run(self) -> None:
