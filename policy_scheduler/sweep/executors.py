@@ -10,8 +10,9 @@
 * A cell that fails on bad input comes back as a row with its error. A cell whose worker is lost (a local
   worker killed, a Dask task given up after its workers died) is run once more, on a new executor; lost
   again, its row says so. The sweep goes on either way.
-* A snapshot is shipped once: local workers read its path; a Dask cluster gets its bytes once per round
-  (``Client.scatter``), and each worker that runs one of its cells parses it once (:func:`.cells.cached_snapshot`).
+* A snapshot is shipped once: local workers read its path (and parse it once each, :func:`.cells.cached_snapshot`);
+  a Dask cluster gets its bytes once per round (``Client.scatter``) and parses them once, in a task of its own
+  whose result every cell of the snapshot takes (:func:`.cells.parse_shipped`).
 * Ctrl-C stops the executor at once (pending cells cancelled, local workers stopped) and
   :class:`KeyboardInterrupt` reaches the caller, which has every row that finished.
 """
@@ -41,6 +42,7 @@ from .cells import (
     Cell,
     SnapshotRef,
     error_row,
+    parse_shipped,
     read_manifests,
     run_cell_measured,
     start_order,
@@ -183,7 +185,10 @@ class DaskBackend(Backend):
         return self.client.get_executor(pure=False)
 
     def ship(self, ref: SnapshotRef) -> Any:
-        return self.client.scatter(read_manifests(ref), hash=False)
+        """The snapshot parsed once, on one worker, for all its cells (:func:`.cells.parse_shipped`): a future
+        Dask passes to each cell, where the parsed snapshot is or moved there (pickled: faster than a parse)."""
+        manifests = self.client.scatter(read_manifests(ref), hash=False)
+        return self.client.submit(parse_shipped, ref, manifests, pure=False)
 
     def stop(self, executor: Executor, now: bool) -> None:
         executor.shutdown(wait=not now)
