@@ -6,7 +6,9 @@ x 2 scenarios) run three ways, each timed from the first submission to the last 
   ``dask worker`` on 127.0.0.1, one thread each), unless ``--no-dask``.
 
 Printed: one JSON line per run (elapsed seconds, the cells' own seconds as their rows report them, the
-overhead fraction, the speed-up over local with 1 worker), then a summary. Each local run starts its own pool
+overhead fraction, the speed-up over local with 1 worker, each worker process's CPU seconds and the CPU speed-up:
+local-with-1-worker's CPU seconds over this run's busiest worker's, the speed-up on cores nobody else uses, which a
+shared machine's wall times do not show), then a summary. Each local run starts its own pool
 (the fork server the pools start their processes from is started once, before the timed runs); the Dask
 workers are up before their run. Every run must give the same rows
 (wall times aside): the script fails otherwise.
@@ -28,6 +30,7 @@ import os
 import sys
 import tempfile
 import time
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -112,12 +115,39 @@ def warm_up() -> None:
     backend.stop(executor, now=False)
 
 
+class MeasuredLocal(LocalBackend):
+    """``--executor local`` that reads the CPU seconds of each worker process (``/proc``) before it stops it."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
+        self.cpu: list[float] = []
+
+    def stop(self, executor: Executor, now: bool) -> None:
+        for pool in getattr(executor, "lanes", [executor]):
+            self.cpu.extend(cpu_seconds(pid) for pid in list(getattr(pool, "_processes", None) or {}))
+        super().stop(executor, now)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far (Linux; 0.0 elsewhere or when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def timed(cells: list, backend: Backend, workers: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run every cell on ``backend``; the run's figures and its rows (in the specification's order)."""
     rows: dict[Any, dict[str, Any]] = {}
+    dask_cpu = backend.client.run(time.process_time) if isinstance(backend, DaskBackend) else {}
     start = time.perf_counter()
     run_cells(cells, backend, lambda cell, row: rows.__setitem__(cell.position, row))
     elapsed = time.perf_counter() - start
+    if isinstance(backend, DaskBackend):
+        cpu = [t - dask_cpu.get(w, 0.0) for w, t in backend.client.run(time.process_time).items()]
+    else:
+        cpu = getattr(backend, "cpu", [])
     ordered = [rows[p] for p in sorted(rows)]
     failed = [r for r in ordered if r.get("error")]
     if failed:
@@ -125,7 +155,8 @@ def timed(cells: list, backend: Backend, workers: int) -> tuple[dict[str, Any], 
     cell_seconds = sum(r["wallSeconds"] for r in ordered)
     figures = {"executor": backend.name, "workers": workers, "cells": len(ordered), "elapsed_s": round(elapsed, 3),
                "cell_s": round(cell_seconds, 3),
-               "overhead_fraction": round((workers * elapsed - cell_seconds) / cell_seconds, 4) if cell_seconds else None}
+               "overhead_fraction": round((workers * elapsed - cell_seconds) / cell_seconds, 4) if cell_seconds else None,
+               "worker_cpu_s": sorted((round(c, 2) for c in cpu), reverse=True)}
     return figures, ordered
 
 
@@ -156,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# {len(cells)} cells: {args.snapshots} snapshots of {args.nodes} nodes and {args.pods} pending pods"
               f"{bound} ({args.format}) x {len(ALGORITHMS)} algorithms x {len(SCENARIOS)} scenarios", file=sys.stderr)
         warm_up()
-        runs = [timed(cells, LocalBackend(1), 1), timed(cells, LocalBackend(args.workers), args.workers)]
+        runs = [timed(cells, MeasuredLocal(1), 1), timed(cells, MeasuredLocal(args.workers), args.workers)]
         if not args.no_dask:
             with local_dask_cluster(args.workers, directory / "dask") as cluster:
                 backend = DaskBackend(cluster.address)
@@ -166,14 +197,20 @@ def main(argv: list[str] | None = None) -> int:
                     backend.close()
     reference = without_time(runs[0][1])
     base = runs[0][0]["elapsed_s"]
+    base_cpu = sum(runs[0][0]["worker_cpu_s"])
     for figures, rows in runs:
         figures["same_rows"] = without_time(rows) == reference
         figures["speedup_vs_local_1"] = round(base / figures["elapsed_s"], 3) if figures["elapsed_s"] else None
+        busiest = max(figures["worker_cpu_s"], default=0.0)
+        figures["cpu_speedup_vs_local_1"] = round(base_cpu / busiest, 3) if busiest and base_cpu else None
         print(json.dumps(figures))
     for figures, _ in runs:
+        cpu = "+".join(f"{c:.1f}" for c in figures["worker_cpu_s"]) or "?"
+        cpu_speedup = f"{figures['cpu_speedup_vs_local_1']:.2f}x" if figures["cpu_speedup_vs_local_1"] else "?"
         print(f"# {figures['executor']:5} {figures['workers']} worker(s): {figures['elapsed_s']:8.2f} s elapsed, "
               f"{figures['cell_s']:8.2f} s in cells, speed-up {figures['speedup_vs_local_1']:.2f}x, "
-              f"overhead {100 * figures['overhead_fraction']:.1f} %", file=sys.stderr)
+              f"overhead {100 * figures['overhead_fraction']:.1f} %; workers' CPU {cpu} s, "
+              f"CPU speed-up {cpu_speedup}", file=sys.stderr)
     return 0 if all(f["same_rows"] for f, _ in runs) else 1
 
 

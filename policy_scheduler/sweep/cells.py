@@ -40,6 +40,9 @@ from .spec import AlgorithmSpec, SpecError, SweepSpec, digest
 
 log = logging.getLogger(__name__)
 
+#: A parsed snapshot's bytes in memory per byte of its files, roughly (10.8 for the 500-node YAML snapshots of
+#: ``benchmarks/sweep.py --case parse-heavy``, by tracemalloc): what Dask is told a parsed snapshot weighs.
+PARSED_PER_FILE_BYTE = 10
 #: Parsed snapshots a worker process keeps (each also once per rules it was asked under).
 CACHE_SIZE = int(os.environ.get("POLICY_SCHEDULER_SWEEP_CACHE", "4") or 4)
 
@@ -74,8 +77,9 @@ class Manifests:
 class Parsed:
     """A snapshot parsed once on a Dask worker (:func:`parse_shipped`), which Dask hands to every cell of it: to
     the cells it runs on that worker, and, pickled, to other workers (faster than parsing it again). ``error``:
-    the row error of every cell of it when it could not be parsed. ``size``: its files' bytes, which Dask reads
-    (``sizeof``) to weigh moving it against running a cell where it is."""
+    the row error of every cell of it when it could not be parsed. ``size``: the bytes it takes in memory, as
+    estimated (:data:`PARSED_PER_FILE_BYTE`), which Dask reads (``sizeof``) to count a worker's memory and to
+    weigh moving it against running a cell where it already is."""
 
     digest: str
     snapshot: Snapshot | None
@@ -181,7 +185,7 @@ class _NotParsed(UserError):
 def parse_shipped(ref: SnapshotRef, shipped: Manifests) -> Parsed:
     """On a Dask worker, once per snapshot: its files parsed as :func:`cached_snapshot` parses them, or the error
     every cell of it reports (as the cell would have reported it parsing the files itself)."""
-    size = sum(len(data) for _, data in shipped.files)
+    size = PARSED_PER_FILE_BYTE * sum(len(data) for _, data in shipped.files)
     try:
         snapshot = _parse(ref, shipped)
     except UserError as e:

@@ -251,8 +251,12 @@ def _one_round(todo: list[Cell], backend: Backend, executor: Executor,
                 try:
                     if cell.snapshot.digest not in shipped:
                         shipped[cell.snapshot.digest] = backend.ship(cell.snapshot)
+                except (OSError, RuntimeError, UserError) as e:  # its files gone, a closed client: this cell only
+                    lost[cell.position] = _why(e)
+                    continue
+                try:
                     future = lanes[lane].submit(run_cell_measured, cell, shipped[cell.snapshot.digest])
-                except (OSError, RuntimeError, UserError) as e:  # the executor is gone (a broken pool, a closed client)
+                except (OSError, RuntimeError, UserError) as e:  # the lane is gone (a broken pool, a closed client)
                     lost[cell.position] = dead[lane] = _why(e)
                     placer.drop(lane)
                     break

@@ -11,7 +11,8 @@ from benchmarks.generator import milli_cpu
 from benchmarks.sweep import ALGORITHMS, SCENARIOS, main, write_snapshot
 from policy_scheduler.model.quantity import parse_quantity
 
-FIELDS = {"executor", "workers", "cells", "elapsed_s", "cell_s", "overhead_fraction", "same_rows", "speedup_vs_local_1"}
+FIELDS = {"executor", "workers", "cells", "elapsed_s", "cell_s", "overhead_fraction", "same_rows", "speedup_vs_local_1",
+          "worker_cpu_s", "cpu_speedup_vs_local_1"}
 
 
 def test_the_sweep_benchmark_runs_and_prints_its_figures(capsys):
@@ -23,7 +24,9 @@ def test_the_sweep_benchmark_runs_and_prints_its_figures(capsys):
     for r in runs:
         assert set(r) == FIELDS and r["cells"] == cells and r["same_rows"] is True
         assert r["elapsed_s"] > 0 and r["cell_s"] > 0 and isinstance(r["overhead_fraction"], float)
-    assert runs[0]["speedup_vs_local_1"] == 1.0
+    assert runs[0]["speedup_vs_local_1"] == 1.0 and runs[0]["cpu_speedup_vs_local_1"] == 1.0
+    assert [len(r["worker_cpu_s"]) for r in runs] == [1, 2, 2]  # every worker's CPU seconds, the busiest first
+    assert all(r["worker_cpu_s"] == sorted(r["worker_cpu_s"], reverse=True) and r["worker_cpu_s"][0] > 0 for r in runs)
     summary = [line for line in err.splitlines() if line.startswith("# ")]
     assert summary[0] == f"# {cells} cells: 1 snapshots of 20 nodes and 40 pending pods (json) x 3 algorithms x 2 scenarios"
     assert [line.split()[1] for line in summary[1:]] == ["local", "local", "dask"]
