@@ -40,9 +40,6 @@ from .spec import AlgorithmSpec, SpecError, SweepSpec, digest
 
 log = logging.getLogger(__name__)
 
-#: A parsed snapshot's bytes in memory per byte of its files, roughly (10.8 for the 500-node YAML snapshots of
-#: ``benchmarks/sweep.py --case parse-heavy``, by tracemalloc): what Dask is told a parsed snapshot weighs.
-PARSED_PER_FILE_BYTE = 10
 #: Parsed snapshots a worker process keeps (each also once per rules it was asked under).
 CACHE_SIZE = int(os.environ.get("POLICY_SCHEDULER_SWEEP_CACHE", "4") or 4)
 
@@ -71,23 +68,6 @@ class Manifests:
 
     digest: str
     files: tuple[tuple[str, bytes], ...]
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """A snapshot parsed once on a Dask worker (:func:`parse_shipped`), which Dask hands to every cell of it: to
-    the cells it runs on that worker, and, pickled, to other workers (faster than parsing it again). ``error``:
-    the row error of every cell of it when it could not be parsed. ``size``: the bytes it takes in memory, as
-    estimated (:data:`PARSED_PER_FILE_BYTE`), which Dask reads (``sizeof``) to count a worker's memory and to
-    weigh moving it against running a cell where it already is."""
-
-    digest: str
-    snapshot: Snapshot | None
-    error: str | None
-    size: int
-
-    def __sizeof__(self) -> int:
-        return self.size
 
 
 @dataclass(frozen=True)
@@ -178,27 +158,8 @@ def worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class _NotParsed(UserError):
-    """A cell of a snapshot :func:`parse_shipped` could not parse: its row's error is the parse's."""
-
-
-def parse_shipped(ref: SnapshotRef, shipped: Manifests) -> Parsed:
-    """On a Dask worker, once per snapshot: its files parsed as :func:`cached_snapshot` parses them, or the error
-    every cell of it reports (as the cell would have reported it parsing the files itself)."""
-    size = PARSED_PER_FILE_BYTE * sum(len(data) for _, data in shipped.files)
-    try:
-        snapshot = _parse(ref, shipped)
-    except UserError as e:
-        return Parsed(ref.digest, None, str(e), size)
-    except Exception as e:  # a bug, not the input: each cell's row says so, as run_cell would
-        log.exception("sweep snapshot %s could not be parsed", ref.name)
-        return Parsed(ref.digest, None, f"internal error: {type(e).__name__}: {e}", size)
-    return Parsed(ref.digest, snapshot, None, size)
-
-
-def cached_snapshot(ref: SnapshotRef, shipped: Manifests | Parsed | None, rules: Rules) -> Snapshot:
-    """The snapshot parsed under ``rules``, from this process's cache when it was parsed here before (or given
-    parsed)."""
+def cached_snapshot(ref: SnapshotRef, shipped: Manifests | None, rules: Rules) -> Snapshot:
+    """The snapshot parsed under ``rules``, from this process's cache when it was parsed here before."""
     key = (ref.digest, ref.validate, ref.kubernetes_version)
     with _cache_lock:
         for k in ((*key, rules), key):
@@ -207,29 +168,21 @@ def cached_snapshot(ref: SnapshotRef, shipped: Manifests | Parsed | None, rules:
                 snapshot = _cache[k]
                 break
         else:
-            if isinstance(shipped, Parsed):
-                if shipped.snapshot is None:
-                    raise _NotParsed(shipped.error)
-                snapshot = shipped.snapshot
-            else:
-                snapshot = _parse(ref, shipped)
+            global _parse_seconds
+            start = time.perf_counter()
+            try:
+                checks = manifest_checks(ref.validate, ref.kubernetes_version)
+                if shipped is not None:
+                    snapshot = load_manifests(shipped.files, checks)
+                else:
+                    snapshot = load_manifests(((f, read_manifest(Path(f))) for f in ref.files), checks)
+            finally:
+                _parse_seconds += time.perf_counter() - start
             _remember(key, snapshot)
         if snapshot.rules is not rules:
             snapshot = snapshot.under(rules)
             _remember((*key, rules), snapshot)
     return snapshot
-
-
-def _parse(ref: SnapshotRef, shipped: Manifests | None) -> Snapshot:
-    global _parse_seconds
-    start = time.perf_counter()
-    try:
-        checks = manifest_checks(ref.validate, ref.kubernetes_version)
-        if shipped is not None:
-            return load_manifests(shipped.files, checks)
-        return load_manifests(((f, read_manifest(Path(f))) for f in ref.files), checks)
-    finally:
-        _parse_seconds += time.perf_counter() - start
 
 
 def _remember(key: tuple[Any, ...], snapshot: Snapshot) -> None:
@@ -239,7 +192,7 @@ def _remember(key: tuple[Any, ...], snapshot: Snapshot) -> None:
         _cache.popitem(last=False)
 
 
-def run_cell(cell: Cell, shipped: Manifests | Parsed | None = None) -> dict[str, Any]:
+def run_cell(cell: Cell, shipped: Manifests | None = None) -> dict[str, Any]:
     """The cell's row: its measures, or its error; and its wall time (parsing the snapshot included, when
     this process had to)."""
     global _tuned
@@ -260,7 +213,7 @@ def run_cell(cell: Cell, shipped: Manifests | Parsed | None = None) -> dict[str,
     return row
 
 
-def run_cell_measured(cell: Cell, shipped: Manifests | Parsed | None = None) -> tuple[dict[str, Any], float, float]:
+def run_cell_measured(cell: Cell, shipped: Manifests | None = None) -> tuple[dict[str, Any], float, float]:
     """:func:`run_cell`, for the loop that places cells (:mod:`.executors`): the row, the seconds this process
     spent parsing the snapshot for it (0.0 when it had it parsed already) and the cell's seconds in all."""
     parsed = _parse_seconds
@@ -269,7 +222,7 @@ def run_cell_measured(cell: Cell, shipped: Manifests | Parsed | None = None) -> 
     return row, _parse_seconds - parsed, time.perf_counter() - start
 
 
-def evaluate(cell: Cell, shipped: Manifests | Parsed | None = None) -> dict[str, Any]:
+def evaluate(cell: Cell, shipped: Manifests | None = None) -> dict[str, Any]:
     algorithm, scenario = cell.algorithm, cell.scenario
     rules = Rules(algorithm.rules)
     snapshot = cached_snapshot(cell.snapshot, shipped, rules)

@@ -3,25 +3,25 @@
 :func:`run_cells`, drives both.
 
 * Cells are started largest first (:func:`.cells.start_order`).
-* A local pool's workers are told apart (:class:`Lanes`): each snapshot's cells go to the worker that parsed it,
-  the snapshots are shared out among the workers, and a second worker takes cells of a snapshot another one holds
-  only when that pays for parsing it again (:class:`_Placer`). A plain executor (a Dask cluster, whose scheduler
-  places tasks near the data they read) gets every cell at once, in that order.
+* The workers are told apart (:class:`Lanes`: a local process pool of its own per worker, a Dask executor whose
+  tasks go to one worker): each snapshot's cells go to the worker that parsed it, the snapshots are shared out
+  among the workers, and a second worker takes cells of a snapshot another one holds only when that pays for
+  parsing it again (:class:`_Placer`). A Dask cluster with no worker yet gets every cell at once, in that order
+  (its scheduler runs them when workers join).
 * A cell that fails on bad input comes back as a row with its error. A cell whose worker is lost (a local
   worker killed, a Dask task given up after its workers died) is run once more, on a new executor; lost
   again, its row says so. The sweep goes on either way.
-* A snapshot is shipped once: local workers read its path (and parse it once each, :func:`.cells.cached_snapshot`);
-  a Dask cluster gets its bytes once per round (``Client.scatter``) and parses them once, in a task of its own
-  whose result every cell of the snapshot takes (:func:`.cells.parse_shipped`).
+* A snapshot is shipped once: local workers read its path; a Dask cluster gets its bytes once per round
+  (``Client.scatter``); each worker that runs one of its cells parses it once (:func:`.cells.cached_snapshot`).
 * Ctrl-C stops the executor at once (pending cells cancelled, local workers stopped) and
   :class:`KeyboardInterrupt` reaches the caller, which has every row that finished.
 """
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 import os
+import time
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -42,7 +42,6 @@ from .cells import (
     Cell,
     SnapshotRef,
     error_row,
-    parse_shipped,
     read_manifests,
     run_cell_measured,
     start_order,
@@ -70,14 +69,22 @@ class Lanes(Executor):
 
     def __init__(self, lanes: list[Executor]) -> None:
         self.lanes = lanes
-        self._turn = itertools.cycle(lanes)
+        self._turn = 0
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        return next(self._turn).submit(fn, *args, **kwargs)
+        self._turn = (self._turn + 1) % len(self.lanes)
+        return self.lanes[self._turn].submit(fn, *args, **kwargs)
+
+    def update(self) -> list[int]:
+        """Lanes whose worker left (their cells in flight still end); lanes may also be added, at the end."""
+        return []
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         for lane in self.lanes:
-            lane.shutdown(wait=wait, cancel_futures=cancel_futures)
+            if cancel_futures:
+                lane.shutdown(wait=wait, cancel_futures=True)
+            else:  # a Dask ClientExecutor has no cancel_futures (it cancels when not waiting)
+                lane.shutdown(wait=wait)
 
 
 class Backend(ABC):
@@ -182,13 +189,12 @@ class DaskBackend(Backend):
 
     def executor(self) -> Executor:
         # pure=False: a cell run again (its worker lost) is a new task, not the lost one's result.
-        return self.client.get_executor(pure=False)
+        if not self.client.scheduler_info().get("workers"):
+            return self.client.get_executor(pure=False)
+        return DaskLanes(self.client)
 
     def ship(self, ref: SnapshotRef) -> Any:
-        """The snapshot parsed once, on one worker, for all its cells (:func:`.cells.parse_shipped`): a future
-        Dask passes to each cell, where the parsed snapshot is or moved there (pickled: faster than a parse)."""
-        manifests = self.client.scatter(read_manifests(ref), hash=False)
-        return self.client.submit(parse_shipped, ref, manifests, pure=False)
+        return self.client.scatter(read_manifests(ref), hash=False)
 
     def stop(self, executor: Executor, now: bool) -> None:
         executor.shutdown(wait=not now)
@@ -201,6 +207,32 @@ class DaskBackend(Backend):
 
     def describe(self) -> str:
         return f"dask at {self.address}, {self.workers()} workers"
+
+
+class DaskLanes(Lanes):
+    """A lane per worker of a Dask cluster: its tasks are meant for that worker (``workers=[address]``) but may
+    run on another (``allow_other_workers``: when that worker dies, or Dask's work stealing gives a queued one to
+    an idle worker). Workers that join get lanes; lanes of workers that left get no more cells (at most every
+    :data:`REFRESH` seconds, from the scheduler)."""
+
+    REFRESH = 2.0
+
+    def __init__(self, client: Any) -> None:
+        super().__init__([])
+        self.client = client
+        self.addresses: list[str] = []
+        self.checked = float("-inf")
+        self.update()
+
+    def update(self) -> list[int]:
+        if time.monotonic() - self.checked < self.REFRESH:
+            return []
+        self.checked = time.monotonic()
+        workers = set(self.client.scheduler_info().get("workers", {}))
+        for address in sorted(workers - set(self.addresses)):
+            self.addresses.append(address)
+            self.lanes.append(self.client.get_executor(pure=False, workers=[address], allow_other_workers=True))
+        return [lane for lane, address in enumerate(self.addresses) if address not in workers]
 
 
 def run_cells(cells: Iterable[Cell], backend: Backend, on_row: RowCallback,
@@ -243,6 +275,14 @@ def _one_round(todo: list[Cell], backend: Backend, executor: Executor,
     lost: dict[tuple[int, int, int], str] = {}
 
     def fill() -> None:
+        if pinned:  # workers that joined, workers that left (a Dask cluster's)
+            for lane in executor.update():
+                if lane not in dead:
+                    dead[lane] = "its worker left"
+                    placer.drop(lane)
+            while len(queued) < len(lanes):
+                queued.append(0)
+                placer.add_lane()
         for lane in range(len(lanes)):
             while lane not in dead and queued[lane] < depth:
                 cell = placer.next(lane, alone=not running)
@@ -343,6 +383,9 @@ class _Placer:
             self.parse[snapshot] = max(parse_seconds, self.parse.get(snapshot, 0.0))
         total, count = self.cells.get(snapshot, (0.0, 0))
         self.cells[snapshot] = (total + max(0.0, seconds - parse_seconds), count + 1)
+
+    def add_lane(self) -> None:
+        self.held.append([])
 
     def drop(self, lane: int) -> None:
         """A lane that takes no more cells: what it held is no longer held."""

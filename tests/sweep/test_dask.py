@@ -37,9 +37,9 @@ def test_the_example_gives_the_local_rows(dask_cluster, example_local):
     assert without_time(data["rows"]) == without_time(example_local["rows"])
 
 
-def test_a_snapshot_parsed_once_on_the_cluster_gives_the_local_rows(dask_cluster, tmp_path):
-    """Each snapshot is parsed by one task whose result all its cells take, on whichever worker; one that cannot be
-    parsed gives each of its cells the error a local worker gives it."""
+def test_cells_placed_by_snapshot_on_the_cluster_give_the_local_rows(dask_cluster, tmp_path):
+    """Each snapshot's cells go to the Dask worker that parsed it (a lane per worker); the rows are the local
+    ones, and a snapshot that cannot be parsed gives each of its cells the error a local worker gives it."""
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "nodes.yaml").write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulable: maybe}\n")
