@@ -6,7 +6,7 @@ inputs, so any worker gives the same row, whatever it ran before.
 
 A snapshot is parsed once per worker process, not once per cell: the parsed snapshot is kept in a small
 per-process cache keyed by the digest of its files' bytes (and how it was checked and the rules its pods
-were parsed under), and the local pool sends a snapshot's cells to the worker that has it parsed
+were parsed under), and the sweep sends a snapshot's cells to the worker that has it parsed
 (:mod:`.executors`; :func:`run_cell_measured` tells it how long parsing took). A worker reads the files
 from their path (``--executor local``) or receives their bytes, shipped once (:class:`Manifests`, scattered
 to a Dask cluster).

@@ -72,8 +72,9 @@ class Lanes(Executor):
         self._turn = 0
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        self._turn = (self._turn + 1) % len(self.lanes)
-        return self.lanes[self._turn].submit(fn, *args, **kwargs)
+        lane = self.lanes[self._turn % len(self.lanes)]
+        self._turn += 1
+        return lane.submit(fn, *args, **kwargs)
 
     def update(self) -> list[int]:
         """Lanes whose worker left (their cells in flight still end); lanes may also be added, at the end."""
