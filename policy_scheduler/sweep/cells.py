@@ -6,8 +6,10 @@ inputs, so any worker gives the same row, whatever it ran before.
 
 A snapshot is parsed once per worker process, not once per cell: the parsed snapshot is kept in a small
 per-process cache keyed by the digest of its files' bytes (and how it was checked and the rules its pods
-were parsed under). A worker reads the files from their path (``--executor local``) or receives their
-bytes, shipped once (:class:`Manifests`, scattered to a Dask cluster).
+were parsed under), and the sweep sends a snapshot's cells to the worker that has it parsed
+(:mod:`.executors`; :func:`run_cell_measured` tells it how long parsing took). A worker reads the files
+from their path (``--executor local``) or receives their bytes, shipped once (:class:`Manifests`, scattered
+to a Dask cluster).
 """
 
 from __future__ import annotations
@@ -142,6 +144,7 @@ _cache: OrderedDict[tuple[Any, ...], Snapshot] = OrderedDict()
 _cache_lock = threading.Lock()
 _registry_lock = threading.Lock()
 _tuned = False
+_parse_seconds = 0.0  # spent parsing snapshots in this process, so far (read by run_cell_measured)
 
 
 def worker_version() -> str:
@@ -165,11 +168,16 @@ def cached_snapshot(ref: SnapshotRef, shipped: Manifests | None, rules: Rules) -
                 snapshot = _cache[k]
                 break
         else:
-            checks = manifest_checks(ref.validate, ref.kubernetes_version)
-            if shipped is not None:
-                snapshot = load_manifests(shipped.files, checks)
-            else:
-                snapshot = load_manifests(((f, read_manifest(Path(f))) for f in ref.files), checks)
+            global _parse_seconds
+            start = time.perf_counter()
+            try:
+                checks = manifest_checks(ref.validate, ref.kubernetes_version)
+                if shipped is not None:
+                    snapshot = load_manifests(shipped.files, checks)
+                else:
+                    snapshot = load_manifests(((f, read_manifest(Path(f))) for f in ref.files), checks)
+            finally:
+                _parse_seconds += time.perf_counter() - start
             _remember(key, snapshot)
         if snapshot.rules is not rules:
             snapshot = snapshot.under(rules)
@@ -203,6 +211,15 @@ def run_cell(cell: Cell, shipped: Manifests | None = None) -> dict[str, Any]:
     if "wallTime" in cell.metrics:
         row["wallSeconds"] = round(time.perf_counter() - start, 3)
     return row
+
+
+def run_cell_measured(cell: Cell, shipped: Manifests | None = None) -> tuple[dict[str, Any], float, float]:
+    """:func:`run_cell`, for the loop that places cells (:mod:`.executors`): the row, the seconds this process
+    spent parsing the snapshot for it (0.0 when it had it parsed already) and the cell's seconds in all."""
+    parsed = _parse_seconds
+    start = time.perf_counter()
+    row = run_cell(cell, shipped)
+    return row, _parse_seconds - parsed, time.perf_counter() - start
 
 
 def evaluate(cell: Cell, shipped: Manifests | None = None) -> dict[str, Any]:

@@ -37,6 +37,26 @@ def test_the_example_gives_the_local_rows(dask_cluster, example_local):
     assert without_time(data["rows"]) == without_time(example_local["rows"])
 
 
+def test_cells_placed_by_snapshot_on_the_cluster_give_the_local_rows(dask_cluster, tmp_path):
+    """Each snapshot's cells go to the Dask worker that parsed it (a lane per worker); the rows are the local
+    ones, and a snapshot that cannot be parsed gives each of its cells the error a local worker gives it."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "nodes.yaml").write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {unschedulable: maybe}\n")
+    for seed in (1, 2, 3):
+        write_snapshot(tmp_path / f"cluster-{seed}.yaml", 30, 20, seed, bound=3)
+    spec = write_spec(tmp_path, {"snapshots": ["cluster-*.yaml", "broken"],
+                                 "algorithms": [{"provider": "DefaultProvider"}, {"provider": "ClusterAutoscalerProvider"}],
+                                 "scenarios": ["as-is", {"scale": {"factor": 2}}], "metrics": ["placed", "cpu"]})
+    on_dask = sweep(str(spec), "--executor", "dask", "--scheduler-address", dask_cluster.address, "-o", "json")
+    local = sweep(str(spec), "--workers", "1", "-o", "json")
+    assert on_dask.exit_code == local.exit_code == 1
+    rows = json.loads(on_dask.stdout)["rows"]
+    assert without_time(rows) == without_time(json.loads(local.stdout)["rows"])
+    assert [r["error"] is None for r in rows] == [True] * 12 + [False] * 4
+    assert rows[-1]["error"] == f"{broken / 'nodes.yaml'}: document 0: Node n1: spec.unschedulable: expected a boolean, got \"maybe\""
+
+
 def _busy_worker(address: str, timeout: float = 30.0) -> str | None:
     """The name of a worker running a cell, as soon as one is (None: none did within ``timeout``)."""
     from distributed import Client
