@@ -782,16 +782,22 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / tick
 
 
-def processes_with(text: str) -> list[int]:
-    """The processes whose command line contains ``text`` (an envtest server's directory: its API server and etcd)."""
+SERVER_PROGRAMS = ("kube-apiserver", "etcd")
+
+
+def server_processes(directory: str) -> list[int]:
+    """The API server and etcd of the envtest server in ``directory`` (their command lines name it; so does a
+    scheduler's ``--kubeconfig``, which is why the program is checked too)."""
     out = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                    out.append(int(entry.name))
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
+            program = Path(argv[0].decode(errors="replace")).name
+            if program in SERVER_PROGRAMS and any(directory.encode() in a for a in argv[1:]):
+                out.append(int(entry.name))
     return out
 
 
@@ -913,11 +919,11 @@ class PerfRun:
                 wait_until(lambda: self._claims_made() >= len(self.creators.created), args.timeout,  # type: ignore[union-attr]
                            interval=0.5, what="the resourceclaim controller to make every measured pod's claim")
             progress(f"{len(self.creators.created)} measured pods created; a fresh scheduler starts")
-            self.server_cpu = cpu_seconds(processes_with(str(self.server.dir)))
+            self.server_cpu = cpu_seconds(server_processes(str(self.server.dir)))
             start = time.monotonic()
             self._start_scheduler(wait_healthy=False)
         else:
-            self.server_cpu = cpu_seconds(processes_with(str(self.server.dir)))
+            self.server_cpu = cpu_seconds(server_processes(str(self.server.dir)))
             self.creators.go()
             start = time.monotonic()
             progress(f"creating {len(self.measured_bodies)} measured pods while the scheduler runs")
@@ -972,7 +978,7 @@ class PerfRun:
         scheduler = self.schedulers[-1]
         peaks = group_peak_rss(scheduler.child.pid) if scheduler.child.alive() else []
         cpu = cpu_seconds(group_members(scheduler.child.pid)) if scheduler.child.alive() else None
-        server_cpu = cpu_seconds(processes_with(str(self.server.dir))) - self.server_cpu
+        server_cpu = cpu_seconds(server_processes(str(self.server.dir))) - self.server_cpu
         phases = scheduler.phase_means_ms() if scheduler.kind == "ours" else dict.fromkeys(PHASES)
         codes = {s.child.name: s.child.stop() for s in self.schedulers}
         if not creators.done:
