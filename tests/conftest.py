@@ -4,6 +4,7 @@ and under ``CI=true`` or ``POLICY_SCHEDULER_REQUIRE_BROWSER=1`` so does a skippe
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -65,6 +66,21 @@ def _no_terminal_width() -> Iterator[None]:
     yield
     if columns is not None:
         os.environ["COLUMNS"] = columns
+
+
+@pytest.fixture(autouse=True)
+def _interrupts_left_as_found() -> Iterator[None]:
+    """A test leaves this process's SIGINT as it found it: its disposition and the main thread's signal mask pass
+    to every process a later test starts, and a child started with SIGINT ignored or blocked never sees Ctrl-C
+    (the sweep's Ctrl-C test failed so once). Restored here, and the test that changed them fails, named."""
+    handler, blocked = signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    yield
+    now_handler, now_blocked = signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    if (now_handler, now_blocked) != (handler, blocked):
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        pytest.fail(f"the test left SIGINT changed: handler {handler!r} -> {now_handler!r}, "
+                    f"blocked {sorted(blocked)} -> {sorted(now_blocked)}")
 
 
 @pytest.fixture(scope="session")
