@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from benchmarks.generator import generate, to_objects
@@ -29,12 +28,9 @@ from policy_scheduler.offline.simulate import simulate
 from policy_scheduler.offline.snapshot import load_objects
 from policy_scheduler.report import write_report
 from policy_scheduler.report.units import binary_bytes, cores, millicores
-from policy_scheduler.sweep.cells import plan, run_cell
-from policy_scheduler.sweep.results import document
-from policy_scheduler.sweep.spec import load_spec
 from tests.browser import layout_problems
 from tests.report.conftest import WEB_POD
-from tests.sweep.conftest import EXAMPLE, write_spec
+from tests.sweep.test_report_browser import example_sweep_result
 
 WIDTH, HEIGHT = 1280, 900
 PRIORITY = str(priority_cluster_path())
@@ -61,19 +57,6 @@ def cli_json(*args: str) -> dict:
     result = CliRunner().invoke(main, [*args, "-o", "json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
-
-
-def sweep_result(tmp_path: Path) -> dict:
-    """The example sweep plus a drain of a node the modern cluster lacks: three failed cells, their errors."""
-    spec = yaml.safe_load(EXAMPLE.read_text())
-    base = EXAMPLE.parent
-    for entry in spec["snapshots"]:
-        entry["path"] = str((base / entry["path"]).resolve())
-    spec["algorithms"][2]["policy"] = str((base / spec["algorithms"][2]["policy"]).resolve())
-    spec["scenarios"][2]["capacity"]["template"] = str((base / spec["scenarios"][2]["capacity"]["template"]).resolve())
-    spec["scenarios"].append({"drain": {"nodes": ["worker-1a-01"]}})
-    loaded = load_spec(write_spec(tmp_path, spec))
-    return document(loaded, {c.position: run_cell(c) for c in plan(loaded)}, executor="local")
 
 
 def long_names(data: dict) -> dict:
@@ -106,7 +89,7 @@ def results(example_results, tmp_path_factory) -> dict[str, dict]:
         "compare-modern": cli_json("compare", "DefaultProvider", "ClusterAutoscalerProvider", "--cluster", MODERN),
         "simulate-dra": cli_json("simulate", "--cluster", DRA),
         "explain-dra": cli_json("explain", "ml/train-0", "--cluster", DRA),
-        "sweep": sweep_result(tmp_path_factory.mktemp("sweep")),
+        "sweep": example_sweep_result(tmp_path_factory.mktemp("sweep")),
         "simulate-300-nodes": simulation_to_dict(simulate(snapshot, lambda c: source.build(c)), source.label),
         "simulate-long-names": long_names(example_results["simulate"]),
     }

@@ -16,7 +16,7 @@ ALGORITHMS = ["default", "autoscaler", "upstream-example"]
 SNAPSHOTS = ["default-cluster", "modern-cluster"]
 
 
-def _result(tmp_path):
+def example_sweep_result(tmp_path):
     """The example and one more scenario, which fails on the modern cluster (it has no node worker-1a-01)."""
     spec = yaml.safe_load(EXAMPLE.read_text())
     base = EXAMPLE.parent
@@ -30,7 +30,7 @@ def _result(tmp_path):
 
 
 def test_the_sweep_report(open_report, tmp_path):
-    data = _result(tmp_path)
+    data = example_sweep_result(tmp_path)
     assert (data["cells"], data["failed"]) == (24, 3)
     path = tmp_path / "sweep.html"
     write_report(data, path)
