@@ -77,6 +77,12 @@ def phase(log: str) -> str:
     return "imports"
 
 
+def logged(daemon, pattern: re.Pattern[str], count: int, what: str) -> list[str]:
+    """The daemon's log lines ``pattern`` finds, once there are ``count`` of them (40 s at most)."""
+    return wait_until(lambda: (lambda found: found if len(found) >= count else None)(
+        [line for line in daemon.log().splitlines() if pattern.search(line)]), 40, interval=0.1, what=what)
+
+
 @pytest.mark.parametrize("apiserver", ["1.26"], indirect=True, ids=["k8s-1.26"])
 def test_sigterm_at_random_moments_of_the_start_exits_0_within_2s(apiserver, tmp_path):
     """30 starts (seeded), each stopped by SIGTERM (every third by SIGINT) at a moment drawn in 0-1.5 s: after the
@@ -175,9 +181,7 @@ def test_an_unreachable_api_server_is_retried_with_backoff_and_readyz_says_why(t
     daemon.start()
     retries = re.compile(rf"API discovery at {re.escape(server)} failed: (.*); retrying in (\d+\.\d)s$")
     try:
-        lines = wait_until(lambda: (lambda found: found if len(found) >= 4 else None)(
-            [line for line in daemon.log().splitlines() if retries.search(line)]), 40, interval=0.1,
-            what="four failed discoveries")
+        lines = logged(daemon, retries, 4, "four failed discoveries")
         status, body = readyz(daemon)
         health = daemon.healthz()
         code, took = stop_and_time(daemon, signal.SIGINT)
@@ -224,9 +228,7 @@ def test_a_list_that_keeps_failing_is_logged_at_each_retry_and_readyz_names_it(a
         daemon.start()
         failed = re.compile(r"nodes: list of /api/v1/nodes failed: 403 .*; retrying in (\d+\.\d)s$")
         try:
-            lines = wait_until(lambda: (lambda found: found if len(found) >= 3 else None)(
-                [line for line in daemon.log().splitlines() if failed.search(line)]), 40, interval=0.1,
-                what="three failed lists of nodes")
+            lines = logged(daemon, failed, 3, "three failed lists of nodes")
             status, body = readyz(daemon)
             code, took = stop_and_time(daemon)
         finally:
