@@ -111,6 +111,11 @@ def add_device_class(cluster: Cluster, case: str, suffix: str, driver: str) -> s
     return name
 
 
+#: Upstream's scheduler tried the pod before its node informer delivered the case's node, the only node the pod's
+#: selector picks: every node it knew failed the selector. Its next attempt, once the node arrives, is the outcome.
+NO_NODE_YET = re.compile(r"^0/(\d+) nodes are available: \1 node\(s\) didn't match Pod's node affinity/selector\.")
+
+
 class DraPool(Pool):
     """A pool's share of one case: objects named ``<pool>-<case>-...``, nodes labelled with the case too."""
 
@@ -208,7 +213,10 @@ class DraPool(Pool):
         bound at its first attempt, without a FailedScheduling event."""
         where = expect_bound(self, suffix, process, namespace, timeout)
         if clean:
-            assert self.failures(suffix, namespace) == [], f"{self.n(suffix)} failed before it was bound"
+            failures = self.failures(suffix, namespace)
+            if self.name == "ref":  # upstream's node informer may not have the case's node yet (seen in CI)
+                failures = [m for m in failures if not NO_NODE_YET.match(m)]
+            assert failures == [], f"{self.n(suffix)} failed before it was bound"
         claims = {c: self.allocation(name, namespace) for c, name in self.claim_names(suffix, namespace).items()}
         return {"node": self.strip(where), "claims": claims}
 
