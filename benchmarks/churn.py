@@ -71,7 +71,6 @@ import argparse
 import functools
 import json
 import math
-import os
 import queue
 import random
 import sys
@@ -106,6 +105,7 @@ from benchmarks.faults import (  # noqa: E402
 )
 from benchmarks.harness.daemon import wait_until  # noqa: E402
 from benchmarks.harness.envtest import EnvtestServer, assets_dir  # noqa: E402
+from benchmarks.harness.proc import cpu_seconds  # noqa: E402
 from benchmarks.perf_workloads import HOSTNAME_KEY, PodTemplate, node_object  # noqa: E402
 from benchmarks.scheduler_perf import ApiConnection, CreatorProcess, create_raw  # noqa: E402
 from benchmarks.throughput import percentile_ms  # noqa: E402
@@ -332,15 +332,6 @@ class Heartbeats:
 
 
 # -- the scheduler process: RSS, CPU, metrics -----------------------------------------------------------
-def cpu_seconds(pid: int) -> float | None:
-    """utime + stime of a process (every thread of it), from ``/proc/PID/stat``; None if it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # (state is fields[0]: field 3)
-
-
 class Sampler:
     """The scheduler's ``VmRSS`` (MB) and CPU seconds every ``period`` s from ``start``: (s, MB, CPU s)."""
 

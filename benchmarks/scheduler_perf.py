@@ -116,7 +116,6 @@ import functools
 import http.client
 import json
 import math
-import os
 import ssl
 import statistics
 import sys
@@ -162,6 +161,7 @@ from benchmarks.faults import (  # noqa: E402
 from benchmarks.harness.controllers import ControllerManager  # noqa: E402
 from benchmarks.harness.daemon import wait_until  # noqa: E402
 from benchmarks.harness.envtest import EnvtestServer, assets_dir  # noqa: E402
+from benchmarks.harness.proc import cpu_seconds  # noqa: E402
 from benchmarks.perf_workloads import (  # noqa: E402
     DRA_WORKLOADS,
     HOSTNAME_KEY,
@@ -769,17 +769,9 @@ def create_dra_objects(rest: RestClient, objects: list[dict[str, Any]]) -> None:
             create_all(rest, path, [o for o in bodies if o["metadata"].get("namespace", "") == namespace], THREADS)
 
 
-def cpu_seconds(pids: list[int]) -> float:
+def total_cpu_seconds(pids: list[int]) -> float:
     """User and system CPU (s) the processes ``pids`` have used so far (those still alive)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / tick
+    return sum(c for c in map(cpu_seconds, pids) if c is not None)
 
 
 SERVER_PROGRAMS = ("kube-apiserver", "etcd")
@@ -919,11 +911,11 @@ class PerfRun:
                 wait_until(lambda: self._claims_made() >= len(self.creators.created), args.timeout,  # type: ignore[union-attr]
                            interval=0.5, what="the resourceclaim controller to make every measured pod's claim")
             progress(f"{len(self.creators.created)} measured pods created; a fresh scheduler starts")
-            self.server_cpu = cpu_seconds(server_processes(str(self.server.dir)))
+            self.server_cpu = total_cpu_seconds(server_processes(str(self.server.dir)))
             start = time.monotonic()
             self._start_scheduler(wait_healthy=False)
         else:
-            self.server_cpu = cpu_seconds(server_processes(str(self.server.dir)))
+            self.server_cpu = total_cpu_seconds(server_processes(str(self.server.dir)))
             self.creators.go()
             start = time.monotonic()
             progress(f"creating {len(self.measured_bodies)} measured pods while the scheduler runs")
@@ -977,8 +969,8 @@ class PerfRun:
         assert watch is not None and creators is not None
         scheduler = self.schedulers[-1]
         peaks = group_peak_rss(scheduler.child.pid) if scheduler.child.alive() else []
-        cpu = cpu_seconds(group_members(scheduler.child.pid)) if scheduler.child.alive() else None
-        server_cpu = cpu_seconds(server_processes(str(self.server.dir))) - self.server_cpu
+        cpu = total_cpu_seconds(group_members(scheduler.child.pid)) if scheduler.child.alive() else None
+        server_cpu = total_cpu_seconds(server_processes(str(self.server.dir))) - self.server_cpu
         phases = scheduler.phase_means_ms() if scheduler.kind == "ours" else dict.fromkeys(PHASES)
         codes = {s.child.name: s.child.stop() for s in self.schedulers}
         if not creators.done:

@@ -41,6 +41,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 from benchmarks.dask_cluster import local_dask_cluster  # noqa: E402
 from benchmarks.generator import generate, milli_cpu, to_objects  # noqa: E402
+from benchmarks.harness.proc import cpu_seconds  # noqa: E402
 from policy_scheduler.model.quantity import parse_quantity  # noqa: E402
 from policy_scheduler.sweep.cells import plan  # noqa: E402
 from policy_scheduler.sweep.executors import Backend, DaskBackend, LocalBackend, run_cells  # noqa: E402
@@ -124,17 +125,8 @@ class MeasuredLocal(LocalBackend):
 
     def stop(self, executor: Executor, now: bool) -> None:
         for pool in getattr(executor, "lanes", [executor]):
-            self.cpu.extend(cpu_seconds(pid) for pid in list(getattr(pool, "_processes", None) or {}))
+            self.cpu.extend(cpu_seconds(pid) or 0.0 for pid in list(getattr(pool, "_processes", None) or {}))
         super().stop(executor, now)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of process ``pid`` so far (Linux; 0.0 elsewhere or when it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed(cells: list, backend: Backend, workers: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
