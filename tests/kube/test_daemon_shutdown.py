@@ -8,9 +8,13 @@ start, before the first line of ``cli.py`` runs, is the one window no Python cod
 
 from __future__ import annotations
 
+import base64
+import json
+import os
 import random
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -24,7 +28,7 @@ import pytest
 
 from benchmarks.harness.daemon import Cluster, DaemonProcess, node, pod, wait_until
 from benchmarks.harness.faultproxy import BINDING, FaultProxy
-from benchmarks.harness.pki import client_context
+from benchmarks.harness.pki import client_context, shared_pki
 from benchmarks.harness.ports import free_port
 from policy_scheduler.kube.client.backoff import CAP, INITIAL
 from policy_scheduler.kube.client.informer import served_group_versions
@@ -165,6 +169,59 @@ def test_sigterm_while_a_pod_is_being_bound_lets_the_bind_finish(apiserver, tmp_
         assert "scheduled pod=default/slow node=node-0" in log
         assert "in-flight binds settled" in after_signal and "did not finish" not in log
         assert "Attempting to schedule pod: default/after" not in after_signal
+
+
+def inline_credentials_kubeconfig(kubeconfig: str, path: Path) -> str:
+    """``kubeconfig`` with a client certificate and key inline as well (``client-certificate-data``,
+    ``client-key-data``), as kubeadm writes ``scheduler.conf``; the token still authenticates (this server asks for
+    no client certificate). Returns its path."""
+    config = json.loads(Path(kubeconfig).read_text())
+    assert "certificate-authority-data" in config["clusters"][0]["cluster"]
+    pem = shared_pki().client_certificate("system:kube-scheduler").read_text()
+    key_at = pem.index("-----BEGIN ")
+    key_at = pem.index("-----BEGIN ", key_at + 1)
+    config["users"][0]["user"].update({
+        "client-certificate-data": base64.b64encode(pem[:key_at].encode()).decode(),
+        "client-key-data": base64.b64encode(pem[key_at:].encode()).decode(),
+    })
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+@pytest.mark.parametrize("apiserver", ["1.26"], indirect=True, ids=["k8s-1.26"])
+@pytest.mark.parametrize("signals", [("SIGTERM",), ("SIGTERM", "SIGINT")], ids=["one-signal", "second-signal"])
+def test_no_credential_is_left_behind_after_a_stop(apiserver, tmp_path, monkeypatch, signals):
+    """The client writes a kubeconfig's inline CA, client certificate and client key to files; the daemon keeps them
+    in a directory of its own (mode 0700) while it runs and leaves nothing in ``$TMPDIR`` when it stops, whether it
+    exits by itself after SIGTERM (``os._exit`` runs no ``atexit`` function) or at once, with 1, on a second signal."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    kubeconfig = inline_credentials_kubeconfig(apiserver.kubeconfig, tmp_path / "inline.kubeconfig")
+    daemon = python_daemon(kubeconfig, tmp_path, name="credentials")
+    daemon.start()
+    try:
+        daemon.wait_healthy(60)
+        held = list(tmpdir.iterdir())
+        assert len(held) == 1 and held[0].name.startswith("policy-scheduler-credentials-"), held
+        assert stat.S_IMODE(held[0].stat().st_mode) == 0o700
+        contents = sorted(f.read_text().split("\n", 1)[0] for f in held[0].iterdir())
+        assert contents == ["-----BEGIN CERTIFICATE-----", "-----BEGIN CERTIFICATE-----",
+                            "-----BEGIN PRIVATE KEY-----"], contents
+        assert daemon.process is not None
+        if len(signals) == 1:
+            daemon.signal(signal.SIGTERM)
+        else:  # both pending when it resumes: the second is seen while the first one's shutdown has barely begun
+            daemon.signal(signal.SIGSTOP)
+            for name in signals:
+                daemon.signal(getattr(signal, name))
+            daemon.signal(signal.SIGCONT)
+        code = daemon.process.wait(10)
+    finally:
+        daemon.kill()
+    log = daemon.log()
+    assert code == (0 if len(signals) == 1 else 1), log[-3000:]
+    assert not os.listdir(tmpdir), (os.listdir(tmpdir), log[-3000:])
 
 
 def log_times(lines: list[str]) -> list[float]:

@@ -12,6 +12,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from ...errors import UserError
 from ...syntax import syntax_problem, yaml_problem
+from . import credentials
 
 # The client writes a kubeconfig's inline certificates to temporary files it caches by content, and records a
 # file's name before writing it: a second thread loading the same kubeconfig meanwhile gets an empty file (seen in
@@ -33,8 +34,7 @@ def api_client(
         raise UserError(f"{kubeconfig}: no such file (--kubeconfig)")
     try:
         if kubeconfig or not _in_cluster():
-            with _KUBECONFIG_LOADING:
-                config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
+            load_kubeconfig(kubeconfig, context, configuration)
         else:
             config.load_incluster_config(client_configuration=configuration)
     except (ConfigException, OSError) as e:
@@ -47,6 +47,14 @@ def api_client(
     if pool_size:
         configuration.connection_pool_maxsize = pool_size
     return client.ApiClient(configuration)
+
+
+def load_kubeconfig(kubeconfig: str | None, context: str | None, configuration: client.Configuration) -> None:
+    """Load ``kubeconfig`` (None: ``$KUBECONFIG`` or ``~/.kube/config``) into ``configuration``, one load at a time,
+    its inline certificates and keys written to this process's own directory (:mod:`.credentials`)."""
+    with _KUBECONFIG_LOADING:
+        config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration,
+                                temp_file_path=credentials.directory())
 
 
 def kubeconfig_syntax_problem(kubeconfig: str | None, error: yaml.YAMLError) -> str:

@@ -19,7 +19,8 @@ loaded node; a Policy ConfigMap read may wait for its timeout), this thread exit
 daemon runs, its shutdown has its own bounds, and the promise (an exit within :data:`EXIT_WITHIN` seconds of the
 signal) holds whatever the process is stuck in: still alive :data:`HARD_EXIT` seconds after the signal (a request
 that does not return), it is ended with status 0. Nothing that must be undone outlives that: the binds on the
-wire have had their grace, binds not yet sent are not sent, and a lock not released expires after its lease. A
+wire have had their grace, binds not yet sent are not sent, a lock not released expires after its lease, and the
+kubeconfig's credential files are removed (:mod:`..client.credentials`) on every exit (not after a SIGKILL). A
 second signal ends the process at once with status 1, as upstream's ``SetupSignalHandler`` does.
 
 What no Python code can cover: the interpreter's own start, before the first line of ``cli.py`` runs (a signal
@@ -36,6 +37,8 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+
+from ..client import credentials
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +130,7 @@ def exit_process(code: int) -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(code)
+    _end(code)
 
 
 def _ignore(signum: int, frame: object) -> None:
@@ -155,7 +158,7 @@ def _watch(fd: int) -> None:
                 STOP.set()
             else:
                 _write_stderr(f"received {name} again: exiting at once")
-                os._exit(1)
+                _end(1)
 
 
 def _exit_bound(since: float, name: str) -> None:
@@ -164,7 +167,13 @@ def _exit_bound(since: float, name: str) -> None:
     while (left := since + (HARD_EXIT if _running else START_GRACE) - time.monotonic()) > 0:
         time.sleep(min(left, 0.05))
     _write_stderr(f"still running {time.monotonic() - since:.1f}s after {name}: exiting now")
-    os._exit(0)
+    _end(0)
+
+
+def _end(code: int) -> None:
+    """``os._exit(code)``, which runs no ``atexit`` function: the kubeconfig's credential files are removed first."""
+    credentials.remove()
+    os._exit(code)
 
 
 def _write_stderr(message: str) -> None:

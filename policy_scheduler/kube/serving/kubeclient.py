@@ -16,7 +16,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from ... import __version__
 from ...errors import UserError
-from ..client.kubeconfig import kubeconfig_syntax_problem
+from ..client.kubeconfig import kubeconfig_syntax_problem, load_kubeconfig
 
 POOL_SIZE = 8
 SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
@@ -29,7 +29,7 @@ def delegated_client(kubeconfig: str, flag: str, purpose: str) -> client.ApiClie
         if kubeconfig:
             if not os.path.exists(kubeconfig):
                 raise UserError(f"--{flag} {kubeconfig}: no such file")
-            config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+            load_kubeconfig(kubeconfig, None, configuration)
         elif os.environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(SERVICE_ACCOUNT_TOKEN):
             config.load_incluster_config(client_configuration=configuration)
         else:
