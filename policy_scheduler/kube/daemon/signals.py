@@ -151,11 +151,12 @@ def _watch(fd: int) -> None:
             name = signal.Signals(signum).name
             if _received is None:
                 _received = (name, time.monotonic())
-                # The bound first, in a thread of its own: nothing below (a log line) may hold it up.
+                # The stop and the bound first (the bound in a thread of its own): a log line may wait on the log's
+                # lock, and a pod popped meanwhile would be decided. Once the line is out, no pod is decided.
+                STOP.set()
                 threading.Thread(target=_exit_bound, args=(_received[1], name), name="exit-bound",
                                  daemon=True).start()
                 log.info("received %s: shutting down", name)
-                STOP.set()
             else:
                 _write_stderr(f"received {name} again: exiting at once")
                 _end(1)
