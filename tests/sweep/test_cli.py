@@ -123,11 +123,6 @@ def test_save_and_resume(tmp_path):
     assert "4 already in" in changed.stderr and changed.stderr.count("] ") == 4
 
 
-#: ``python -c FOREGROUND ARGS...``: SIGINT back to its default disposition and unblocked, then ``python ARGS...``.
-FOREGROUND = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-              "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
-
-
 def test_ctrl_c_prints_what_finished_and_leaves_no_process(tmp_path):
     for seed in (1, 2):
         write_snapshot(tmp_path / f"cluster-{seed}.json", 300, 1200, seed)
@@ -138,9 +133,9 @@ def test_ctrl_c_prints_what_finished_and_leaves_no_process(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     # As a shell starts a foreground job: SIGINT at its default and not blocked, whatever this test process (an
     # xdist worker that ran other tests before) has inherited or set; both pass through exec to the child.
-    process = subprocess.Popen([sys.executable, "-c", FOREGROUND, "-m", "policy_scheduler.cli", "sweep", str(spec),
-                                "--workers", "2", "-o", "json", "--save", str(saved)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    process = subprocess.Popen([sys.executable, "-m", "benchmarks.harness.foreground", "-m", "policy_scheduler.cli",
+                                "sweep", str(spec), "--workers", "2", "-o", "json", "--save", str(saved)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
         assert process.stderr.readline().startswith("sweep: 6 cells")
         assert process.stderr.readline().startswith("[1/6] ")
