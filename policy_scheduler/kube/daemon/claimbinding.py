@@ -261,9 +261,11 @@ class ClaimBinder:
 
     # -- the cache ---------------------------------------------------------------------------------------------
     def _observe(self, raw: dict[str, Any]) -> None:
-        """The server's reply about a claim into the cache, unless the watch already delivered something newer."""
+        """The server's reply about a claim into the cache, unless the watch already delivered something newer. The
+        cache gets a copy: the caller goes on from the reply (the finalizer's reply becomes the status write's body),
+        and what it adds there is not what the server holds."""
         try:
-            claim = ResourceClaim.from_dict(raw)
+            claim = ResourceClaim.from_dict(copy.deepcopy(raw))
         except ObjectError as e:
             log.warning("ignoring the claim the API server returned: %s", e)
             return
