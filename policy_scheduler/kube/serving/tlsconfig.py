@@ -8,6 +8,8 @@ import os
 import ssl
 import tempfile
 
+from ..client.memfiles import memory_file, write_all
+
 
 def server_context(cert_pem: bytes, key_pem: bytes, *, min_version: ssl.TLSVersion, ciphers: str | None,
                    client_ca_pem: bytes | None) -> ssl.SSLContext:
@@ -29,11 +31,9 @@ def load_key_pair(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> N
     """``load_cert_chain`` from memory: the ``ssl`` module reads only files, so the key and chain go to an
     anonymous in-memory file (Linux ``memfd``), or elsewhere to a private temporary file removed at once."""
     data = key_pem.rstrip(b"\n") + b"\n" + cert_pem
-    memfd_create = getattr(os, "memfd_create", None)
-    if memfd_create is not None:
-        fd = memfd_create("serving-key-pair", getattr(os, "MFD_CLOEXEC", 0))
+    fd = memory_file("serving-key-pair", data)
+    if fd is not None:
         try:
-            _write_all(fd, data)
             context.load_cert_chain(f"/proc/self/fd/{fd}")
         finally:
             os.close(fd)
@@ -42,13 +42,8 @@ def load_key_pair(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> N
         path = os.path.join(directory, "pair.pem")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
         finally:
             os.close(fd)
         context.load_cert_chain(path)
 
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
