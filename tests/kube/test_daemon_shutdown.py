@@ -14,7 +14,6 @@ import os
 import random
 import re
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -192,29 +191,51 @@ def inline_credentials_kubeconfig(kubeconfig: str, path: Path) -> str:
     return str(path)
 
 
+def memory_files(pid: int) -> dict[str, str]:
+    """The process's open in-memory files (``/memfd:<name> (deleted)``) by name, with their contents."""
+    held = {}
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("/memfd:kubeconfig-"):
+            held[target.removeprefix("/memfd:").split(" ", 1)[0]] = fd.read_text()
+    return held
+
+
 @pytest.mark.parametrize("apiserver", ["1.26"], indirect=True, ids=["k8s-1.26"])
-@pytest.mark.parametrize("signals", [("SIGTERM",), ("SIGTERM", "SIGINT")], ids=["one-signal", "second-signal"])
-def test_no_credential_is_left_behind_after_a_stop(apiserver, tmp_path, monkeypatch, signals):
-    """The client writes a kubeconfig's inline CA, client certificate and client key to files; the daemon keeps them
-    in a directory of its own (mode 0700) while it runs and leaves nothing in ``$TMPDIR`` when it stops, whether it
-    exits by itself after SIGTERM (``os._exit`` runs no ``atexit`` function) or at once, with 1, on a second signal."""
+@pytest.mark.parametrize(("signals", "exit_code"), [(("SIGTERM",), 0), (("SIGTERM", "SIGINT"), 1),
+                                                    (("SIGKILL",), -signal.SIGKILL)],
+                         ids=["one-signal", "second-signal", "sigkill"])
+def test_no_credential_is_ever_on_disk(apiserver, tmp_path, monkeypatch, signals, exit_code):
+    """The client writes a kubeconfig's inline CA, client certificate and client key to files; the daemon moves them
+    to in-memory files as soon as the load is done, so while it runs ``$TMPDIR`` holds nothing, and nothing is left
+    whether it exits by itself after SIGTERM (``os._exit`` runs no ``atexit`` function), at once with 1 on a second
+    signal, or is SIGKILLed. The in-memory files hold exactly the kubeconfig's data, and the daemon binds with them."""
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmpdir))
     kubeconfig = inline_credentials_kubeconfig(apiserver.kubeconfig, tmp_path / "inline.kubeconfig")
+    user = json.loads(Path(kubeconfig).read_text())["users"][0]["user"]
+    ca = json.loads(Path(kubeconfig).read_text())["clusters"][0]["cluster"]["certificate-authority-data"]
+    cluster = Cluster(apiserver.rest())
+    cluster.add_node(node("node-0"))
     daemon = python_daemon(kubeconfig, tmp_path, name="credentials")
     daemon.start()
     try:
         daemon.wait_healthy(60)
-        held = list(tmpdir.iterdir())
-        assert len(held) == 1 and held[0].name.startswith("policy-scheduler-credentials-"), held
-        assert stat.S_IMODE(held[0].stat().st_mode) == 0o700
-        contents = sorted(f.read_text().split("\n", 1)[0] for f in held[0].iterdir())
-        assert contents == ["-----BEGIN CERTIFICATE-----", "-----BEGIN CERTIFICATE-----",
-                            "-----BEGIN PRIVATE KEY-----"], contents
+        cluster.add_pod(pod("web", cpu="10m"))
+        wait_until(lambda: cluster.bound().get("web") == "node-0", 30, what="web bound")
         assert daemon.process is not None
+        assert not os.listdir(tmpdir), os.listdir(tmpdir)
+        assert memory_files(daemon.process.pid) == {
+            "kubeconfig-ssl_ca_cert": base64.b64decode(ca).decode(),
+            "kubeconfig-cert_file": base64.b64decode(user["client-certificate-data"]).decode(),
+            "kubeconfig-key_file": base64.b64decode(user["client-key-data"]).decode(),
+        }
         if len(signals) == 1:
-            daemon.signal(signal.SIGTERM)
+            daemon.signal(getattr(signal, signals[0]))
         else:  # both pending when it resumes: the second is seen while the first one's shutdown has barely begun
             daemon.signal(signal.SIGSTOP)
             for name in signals:
@@ -224,7 +245,7 @@ def test_no_credential_is_left_behind_after_a_stop(apiserver, tmp_path, monkeypa
     finally:
         daemon.kill()
     log = daemon.log()
-    assert code == (0 if len(signals) == 1 else 1), log[-3000:]
+    assert code == exit_code, log[-3000:]
     assert not os.listdir(tmpdir), (os.listdir(tmpdir), log[-3000:])
 
 

@@ -51,10 +51,11 @@ def api_client(
 
 def load_kubeconfig(kubeconfig: str | None, context: str | None, configuration: client.Configuration) -> None:
     """Load ``kubeconfig`` (None: ``$KUBECONFIG`` or ``~/.kube/config``) into ``configuration``, one load at a time,
-    its inline certificates and keys written to this process's own directory (:mod:`.credentials`)."""
+    its inline certificates and keys kept in memory (:mod:`.credentials`)."""
     with _KUBECONFIG_LOADING:
         config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration,
                                 temp_file_path=credentials.directory())
+        credentials.keep_in_memory(configuration)
 
 
 def kubeconfig_syntax_problem(kubeconfig: str | None, error: yaml.YAMLError) -> str:

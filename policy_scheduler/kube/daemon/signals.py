@@ -20,7 +20,8 @@ daemon runs, its shutdown has its own bounds, and the promise (an exit within :d
 signal) holds whatever the process is stuck in: still alive :data:`HARD_EXIT` seconds after the signal (a request
 that does not return), it is ended with status 0. Nothing that must be undone outlives that: the binds on the
 wire have had their grace, binds not yet sent are not sent, a lock not released expires after its lease, and the
-kubeconfig's credential files are removed (:mod:`..client.credentials`) on every exit (not after a SIGKILL). A
+kubeconfig's credentials are in memory, not in files (:mod:`..client.credentials`; where there is no ``memfd``, the
+files are removed on every exit but a SIGKILL). A
 second signal ends the process at once with status 1, as upstream's ``SetupSignalHandler`` does.
 
 What no Python code can cover: the interpreter's own start, before the first line of ``cli.py`` runs (a signal
@@ -172,7 +173,8 @@ def _exit_bound(since: float, name: str) -> None:
 
 
 def _end(code: int) -> None:
-    """``os._exit(code)``, which runs no ``atexit`` function: the kubeconfig's credential files are removed first."""
+    """``os._exit(code)``, which runs no ``atexit`` function: credential files still on disk (only where there is no
+    ``memfd``) are removed first."""
     credentials.remove()
     os._exit(code)
 
