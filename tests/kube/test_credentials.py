@@ -4,8 +4,6 @@ client's token refresh, a new connection pool) names those, against a real API s
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -17,18 +15,9 @@ from policy_scheduler.kube.client import credentials
 from policy_scheduler.kube.client.kubeconfig import api_client
 from policy_scheduler.kube.client.rest import RestClient
 
-from .test_daemon_shutdown import inline_credentials_kubeconfig
+from .test_daemon_shutdown import inline_credentials_kubeconfig, inline_data
 
 pytestmark = pytest.mark.parametrize("apiserver", ["1.36"], indirect=True, ids=["k8s-1.36"])
-
-
-def inline_data(kubeconfig: str) -> dict[str, str]:
-    """The kubeconfig's inline CA, client certificate and key, decoded, by the configuration's attribute names."""
-    config = json.loads(Path(kubeconfig).read_text())
-    cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
-    return {attribute: base64.b64decode(data).decode() for attribute, data in (
-        ("ssl_ca_cert", cluster["certificate-authority-data"]), ("cert_file", user["client-certificate-data"]),
-        ("key_file", user["client-key-data"]))}
 
 
 def credential_files(configuration: client.Configuration) -> dict[str, str]:

@@ -191,6 +191,16 @@ def inline_credentials_kubeconfig(kubeconfig: str, path: Path) -> str:
     return str(path)
 
 
+def inline_data(kubeconfig: str) -> dict[str, str]:
+    """The kubeconfig's inline CA, client certificate and key, decoded, by the client configuration's attribute names
+    (``ssl_ca_cert``, ``cert_file``, ``key_file``)."""
+    config = json.loads(Path(kubeconfig).read_text())
+    cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+    return {attribute: base64.b64decode(data).decode() for attribute, data in (
+        ("ssl_ca_cert", cluster["certificate-authority-data"]), ("cert_file", user["client-certificate-data"]),
+        ("key_file", user["client-key-data"]))}
+
+
 def memory_files(pid: int) -> dict[str, str]:
     """The process's open in-memory files (``/memfd:<name> (deleted)``) by name, with their contents."""
     held = {}
@@ -217,8 +227,6 @@ def test_no_credential_is_ever_on_disk(apiserver, tmp_path, monkeypatch, signals
     tmpdir.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmpdir))
     kubeconfig = inline_credentials_kubeconfig(apiserver.kubeconfig, tmp_path / "inline.kubeconfig")
-    user = json.loads(Path(kubeconfig).read_text())["users"][0]["user"]
-    ca = json.loads(Path(kubeconfig).read_text())["clusters"][0]["cluster"]["certificate-authority-data"]
     cluster = Cluster(apiserver.rest())
     cluster.add_node(node("node-0"))
     daemon = python_daemon(kubeconfig, tmp_path, name="credentials")
@@ -230,10 +238,7 @@ def test_no_credential_is_ever_on_disk(apiserver, tmp_path, monkeypatch, signals
         assert daemon.process is not None
         assert not os.listdir(tmpdir), os.listdir(tmpdir)
         assert memory_files(daemon.process.pid) == {
-            "kubeconfig-ssl_ca_cert": base64.b64decode(ca).decode(),
-            "kubeconfig-cert_file": base64.b64decode(user["client-certificate-data"]).decode(),
-            "kubeconfig-key_file": base64.b64decode(user["client-key-data"]).decode(),
-        }
+            f"kubeconfig-{attribute}": data for attribute, data in inline_data(kubeconfig).items()}
         if len(signals) == 1:
             daemon.signal(getattr(signal, signals[0]))
         else:  # both pending when it resumes: the second is seen while the first one's shutdown has barely begun

@@ -93,4 +93,3 @@ def remove() -> None:
     """Delete the credential files still on disk (none with ``memfd``), at the end of the process."""
     if _directory is not None:
         shutil.rmtree(_directory, ignore_errors=True)
-

@@ -21,8 +21,8 @@ signal) holds whatever the process is stuck in: still alive :data:`HARD_EXIT` se
 that does not return), it is ended with status 0. Nothing that must be undone outlives that: the binds on the
 wire have had their grace, binds not yet sent are not sent, a lock not released expires after its lease, and the
 kubeconfig's credentials are in memory, not in files (:mod:`..client.credentials`; where there is no ``memfd``, the
-files are removed on every exit but a SIGKILL). A
-second signal ends the process at once with status 1, as upstream's ``SetupSignalHandler`` does.
+files are removed on every exit but a SIGKILL). A second signal ends the process at once with status 1, as
+upstream's ``SetupSignalHandler`` does.
 
 What no Python code can cover: the interpreter's own start, before the first line of ``cli.py`` runs (a signal
 then takes its default action).
